@@ -1,0 +1,187 @@
+"""``ContractAssessment`` and the ``unary_delta_transition`` organ's ``assess()``.
+
+``assess`` is the sole runnable/refused authority (ADR-0226 §8.1). It reads a frame and
+nothing else; it never repairs a binding or infers a missing role. A frame that is not well
+formed is not judged at all: the answer is a ``StageRefusal``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from typing import ClassVar
+
+from .frame import (
+    UNARY_DELTA_ORGAN,
+    UNARY_DELTA_RELATION,
+    HazardCode,
+    ProblemFrame,
+    Role,
+    problem_frame_digest,
+)
+from .identity import (
+    Defect,
+    Record,
+    SourceSpan,
+    Stage,
+    StageRefusal,
+    digest,
+    exactly,
+    inspect_record,
+    member_of,
+    nested,
+    optional,
+    refuse,
+    spans_check,
+    text,
+    tuple_of,
+)
+
+ASSESSMENT_SCHEMA_VERSION = "contract_assessment.v1"
+UNARY_DELTA_ORGAN_VERSION = "unary_delta_transition.v1"
+
+
+class AssessmentStatus(enum.Enum):
+    RUNNABLE = "runnable"
+    REFUSED = "refused"
+
+
+class BlockerCode(enum.Enum):
+    """Why the organ refuses a frame. ``residual.RESIDUAL_KIND_BY_BLOCKER`` types each one."""
+
+    HAZARD_MULTIPLE_CHANGES = "hazard_multiple_changes"
+    HAZARD_RATE_OR_RATIO = "hazard_rate_or_ratio"
+    HAZARD_FRACTION_OR_PERCENT = "hazard_fraction_or_percent"
+    HAZARD_NON_INTEGER_QUANTITY = "hazard_non_integer_quantity"
+    HAZARD_MULTIPLE_ENTITIES = "hazard_multiple_entities"
+    HAZARD_UNSUPPORTED_OPERATION = "hazard_unsupported_operation"
+    PROPOSAL_MISSING = "proposal_missing"
+    PROPOSAL_AMBIGUOUS = "proposal_ambiguous"
+    RELATION_UNSUPPORTED = "relation_unsupported"
+    INITIAL_UNBOUND = "initial_unbound"
+    DELTA_UNBOUND = "delta_unbound"
+    DIRECTION_UNBOUND = "direction_unbound"
+    TARGET_UNBOUND = "target_unbound"
+    UNIT_MISMATCH = "unit_mismatch"
+
+
+_HAZARD_BLOCKERS = {hazard: BlockerCode(f"hazard_{hazard.value}") for hazard in HazardCode}
+_UNBOUND_BLOCKERS = {
+    Role.INITIAL: BlockerCode.INITIAL_UNBOUND,
+    Role.DELTA: BlockerCode.DELTA_UNBOUND,
+    Role.DIRECTION: BlockerCode.DIRECTION_UNBOUND,
+    Role.TARGET: BlockerCode.TARGET_UNBOUND,
+}
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Blocker(Record):
+    """One reason for refusal, with the role it concerns and its exact evidence spans."""
+
+    code: BlockerCode
+    role: Role | None
+    evidence_spans: tuple[SourceSpan, ...]
+
+    SCHEMA: ClassVar = (
+        ("code", member_of(BlockerCode)),
+        ("role", optional(member_of(Role))),
+        ("evidence_spans", spans_check),
+    )
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ContractAssessment(Record):
+    """The organ's judgement of one frame. Runnable exactly when it carries no blocker.
+
+    A refused assessment with no blocker is representable (another producer could emit it);
+    the gate treats it as unassessable rather than guessing a residual.
+    """
+
+    assessment_id: str
+    schema_version: str
+    organ: str
+    organ_version: str
+    problem_frame_digest: str
+    status: AssessmentStatus
+    blockers: tuple[Blocker, ...]
+    explanation: str
+
+    ID_FIELD: ClassVar = "assessment_id"
+    SCHEMA: ClassVar = (
+        ("assessment_id", digest),
+        ("schema_version", exactly(ASSESSMENT_SCHEMA_VERSION)),
+        ("organ", exactly(UNARY_DELTA_ORGAN)),
+        ("organ_version", exactly(UNARY_DELTA_ORGAN_VERSION)),
+        ("problem_frame_digest", digest),
+        ("status", member_of(AssessmentStatus)),
+        ("blockers", tuple_of(nested(Blocker))),
+        ("explanation", text),
+    )
+
+    def _cross_check(self) -> tuple[str, Defect] | None:
+        if self.status is AssessmentStatus.RUNNABLE and self.blockers:
+            return "blockers", Defect.INCONSISTENT_FIELDS
+        return None
+
+
+def _find_blockers(frame: ProblemFrame) -> list[Blocker]:
+    """The organ's contract, checked in a fixed order so blockers are ordered stably."""
+    blockers = [
+        Blocker(_HAZARD_BLOCKERS[hazard.code], None, hazard.evidence_spans)
+        for hazard in frame.hazards
+    ]
+    fact_spans = tuple(fact.span for fact in frame.facts)
+    if not frame.proposals:
+        blockers.append(Blocker(BlockerCode.PROPOSAL_MISSING, None, fact_spans))
+        return blockers
+    if len(frame.proposals) > 1:
+        blockers.append(Blocker(BlockerCode.PROPOSAL_AMBIGUOUS, None, fact_spans))
+        return blockers
+    proposal = frame.proposals[0]
+    bound_spans = tuple(span for binding in proposal.bindings for span in binding.evidence_spans)
+    if proposal.relation_type != UNARY_DELTA_RELATION:
+        blockers.append(Blocker(BlockerCode.RELATION_UNSUPPORTED, None, bound_spans))
+        return blockers
+    for role, blocker_code in _UNBOUND_BLOCKERS.items():
+        if proposal.binding(role) is not None:
+            continue
+        # An unbound direction carries every grounded cue as evidence: the spans a later
+        # operator may lawfully cite (ADR-0231 §6, §13). Other roles carry what is bound.
+        cue_spans = tuple(cue.span for cue in frame.cues) if role is Role.DIRECTION else ()
+        blockers.append(Blocker(blocker_code, role, bound_spans + cue_spans))
+    if blockers:
+        return blockers
+    initial = frame.fact(proposal.binding(Role.INITIAL).fact_id)  # type: ignore[union-attr, arg-type]
+    delta = frame.fact(proposal.binding(Role.DELTA).fact_id)  # type: ignore[union-attr, arg-type]
+    assert initial is not None and delta is not None and frame.target is not None
+    if not initial.unit == delta.unit == frame.target.unit:
+        spans = (initial.span, delta.span, frame.target.span)
+        blockers.append(Blocker(BlockerCode.UNIT_MISMATCH, None, spans))
+    return blockers
+
+
+def assess(frame: ProblemFrame) -> ContractAssessment | StageRefusal:
+    """Judge ``frame`` against the ``unary_delta_transition`` contract.
+
+    Refuses (``StageRefusal``, reason ``frame_malformed``) a value that is not a well-formed
+    ``ProblemFrame``; otherwise returns the assessment, runnable exactly when no blocker holds.
+    """
+    found = inspect_record(frame, ProblemFrame)
+    if found is not None:
+        return refuse(Stage.ASSESSMENT, "frame_malformed", found=found)
+    blockers = tuple(_find_blockers(frame))
+    status = AssessmentStatus.REFUSED if blockers else AssessmentStatus.RUNNABLE
+    explanation = (
+        "refused: " + ", ".join(blocker.code.value for blocker in blockers)
+        if blockers
+        else "runnable: initial, delta, direction and target are bound and units agree"
+    )
+    return ContractAssessment.sealed(
+        schema_version=ASSESSMENT_SCHEMA_VERSION,
+        organ=UNARY_DELTA_ORGAN,
+        organ_version=UNARY_DELTA_ORGAN_VERSION,
+        problem_frame_digest=problem_frame_digest(frame),
+        status=status,
+        blockers=blockers,
+        explanation=explanation,
+    )

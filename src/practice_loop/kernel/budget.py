@@ -1,0 +1,301 @@
+"""``ComputeBudgetDecision`` and the ``compute_budget.v1`` table (ADR-0227).
+
+The budget is a resource ceiling only (ADR-0227 §3). The table is data: one row per eligible
+gate reason; every non-``ELIGIBLE`` gate is ``BUDGET_BLOCKED`` with all limits zero, and an
+eligible reason with no row is ``BUDGET_UNASSESSABLE`` with all limits zero (§8). A limit
+depends on nothing but the gate's status and reason code: no adaptive scaling.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from typing import Any, ClassVar
+
+from .gate import SearchGateDecision, SearchGateStatus
+from .identity import (
+    Defect,
+    FieldCheck,
+    Record,
+    SourceSpan,
+    code,
+    digest,
+    inspect_record,
+    member_of,
+    nested,
+    non_negative_int,
+    optional,
+    spans_check,
+    text,
+    tuple_of,
+    version,
+)
+
+COMPUTE_BUDGET_POLICY_VERSION = "compute_budget.v1"
+
+
+class ComputeBudgetStatus(enum.Enum):
+    BUDGET_ALLOWED = "BUDGET_ALLOWED"
+    BUDGET_BLOCKED = "BUDGET_BLOCKED"
+    BUDGET_ZERO = "BUDGET_ZERO"
+    BUDGET_UNASSESSABLE = "BUDGET_UNASSESSABLE"
+
+
+class BudgetReason(enum.Enum):
+    """The fail-closed reasons; allowed and zero reasons come from the table's rows."""
+
+    BLOCKED_GATE_INELIGIBLE = "budget_blocked_gate_ineligible"
+    BLOCKED_GATE_BLOCKED = "budget_blocked_gate_blocked"
+    BLOCKED_GATE_UNASSESSABLE = "budget_blocked_gate_unassessable"
+    UNKNOWN_REASON_CODE = "budget_unassessable_unknown_reason_code"
+    GATE_MALFORMED = "budget_unassessable_gate_malformed"
+    GATE_POLICY_UNSUPPORTED = "budget_unassessable_gate_policy_unsupported"
+    GATE_IDENTITY_MISMATCH = "budget_unassessable_gate_identity_mismatch"
+    POLICY_UNSUPPORTED = "budget_unassessable_policy_unsupported"
+
+
+_BLOCKED_BY_GATE_STATUS = {
+    SearchGateStatus.INELIGIBLE: BudgetReason.BLOCKED_GATE_INELIGIBLE,
+    SearchGateStatus.BLOCKED: BudgetReason.BLOCKED_GATE_BLOCKED,
+    SearchGateStatus.UNASSESSABLE: BudgetReason.BLOCKED_GATE_UNASSESSABLE,
+}
+
+LIMIT_FIELDS = ("max_candidates", "max_depth", "max_steps", "max_parallelism")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class BudgetLimits(Record):
+    max_candidates: int
+    max_depth: int
+    max_steps: int
+    max_parallelism: int
+
+    SCHEMA: ClassVar = tuple((name, non_negative_int) for name in LIMIT_FIELDS)
+
+    def all_zero(self) -> bool:
+        return not any(getattr(self, name) for name in LIMIT_FIELDS)
+
+
+ZERO_LIMITS = BudgetLimits(0, 0, 0, 0)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class BudgetPolicyRow(Record):
+    """One row of a budget table: an eligible gate reason and what it is granted.
+
+    A row is either ``BUDGET_ALLOWED`` with at least one candidate and one step and
+    parallelism exactly 1 (ADR-0227 §8), or ``BUDGET_ZERO`` with every limit zero.
+    """
+
+    gate_reason_code: str
+    status: ComputeBudgetStatus
+    reason_code: str
+    limits: BudgetLimits
+
+    SCHEMA: ClassVar = (
+        ("gate_reason_code", code),
+        ("status", member_of(ComputeBudgetStatus)),
+        ("reason_code", code),
+        ("limits", nested(BudgetLimits)),
+    )
+
+    def _cross_check(self) -> tuple[str, Defect] | None:
+        if not self.gate_reason_code.startswith("eligible_"):
+            return "gate_reason_code", Defect.INCONSISTENT_FIELDS
+        if self.status is ComputeBudgetStatus.BUDGET_ZERO:
+            return None if self.limits.all_zero() else ("limits", Defect.INCONSISTENT_FIELDS)
+        if self.status is not ComputeBudgetStatus.BUDGET_ALLOWED:
+            return "status", Defect.INCONSISTENT_FIELDS
+        limits = self.limits
+        if limits.max_candidates < 1 or limits.max_steps < 1 or limits.max_parallelism != 1:
+            return "limits", Defect.INCONSISTENT_FIELDS
+        return None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ComputeBudgetPolicy(Record):
+    """A versioned budget table: the rows for eligible gate reasons, each reason once."""
+
+    version: str
+    rows: tuple[BudgetPolicyRow, ...]
+
+    SCHEMA: ClassVar = (("version", version), ("rows", tuple_of(nested(BudgetPolicyRow))))
+
+    def _cross_check(self) -> tuple[str, Defect] | None:
+        reasons = [row.gate_reason_code for row in self.rows]
+        if len(reasons) != len(set(reasons)):
+            return "rows", Defect.DUPLICATE_ENTRY
+        return None
+
+    def row_for(self, gate_reason_code: str) -> BudgetPolicyRow | None:
+        for row in self.rows:
+            if row.gate_reason_code == gate_reason_code:
+                return row
+        return None
+
+
+def _allowed(
+    gate_reason: str, kind: str, candidates: int, depth: int, steps: int
+) -> BudgetPolicyRow:
+    return BudgetPolicyRow(
+        gate_reason,
+        ComputeBudgetStatus.BUDGET_ALLOWED,
+        f"budget_allowed_{kind}",
+        BudgetLimits(candidates, depth, steps, 1),
+    )
+
+
+# ADR-0227 §8, row for row.
+COMPUTE_BUDGET_V1 = ComputeBudgetPolicy(
+    COMPUTE_BUDGET_POLICY_VERSION,
+    (
+        _allowed("eligible_missing_role", "missing_role", 5, 2, 10),
+        _allowed("eligible_missing_relation", "missing_relation", 5, 2, 10),
+        _allowed("eligible_missing_proposal", "missing_proposal", 3, 1, 5),
+        _allowed("eligible_target_unbound", "target_unbound", 5, 2, 10),
+    ),
+)
+
+# The versions this kernel knows; a policy is honoured only when it is the registered value.
+BUDGET_POLICIES: dict[str, ComputeBudgetPolicy] = {COMPUTE_BUDGET_POLICY_VERSION: COMPUTE_BUDGET_V1}
+
+
+def _or_blank(check: FieldCheck) -> FieldCheck:
+    """``""`` marks an upstream identity that could not be validated (docs/adr/0003)."""
+
+    def blank_or(value: object) -> Defect | None:
+        return None if value == "" and type(value) is str else check(value)
+
+    return blank_or
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ComputeBudgetDecision(Record):
+    """ADR-0227 §5. ``budget_id`` hashes exactly the eleven fields of §7."""
+
+    budget_id: str
+    policy_version: str
+    gate_decision_id: str
+    gate_policy_version: str
+    gate_input_digest: str
+    status: ComputeBudgetStatus
+    reason_code: str
+    max_candidates: int
+    max_depth: int
+    max_steps: int
+    max_wallclock_ms: int | None
+    max_parallelism: int
+    evidence_spans: tuple[SourceSpan, ...]
+    explanation: str
+
+    ID_FIELD: ClassVar = "budget_id"
+    SCHEMA: ClassVar = (
+        ("budget_id", digest),
+        ("policy_version", _or_blank(version)),
+        ("gate_decision_id", _or_blank(digest)),
+        ("gate_policy_version", _or_blank(version)),
+        ("gate_input_digest", _or_blank(digest)),
+        ("status", member_of(ComputeBudgetStatus)),
+        ("reason_code", code),
+        ("max_candidates", non_negative_int),
+        ("max_depth", non_negative_int),
+        ("max_steps", non_negative_int),
+        ("max_wallclock_ms", optional(non_negative_int)),
+        ("max_parallelism", non_negative_int),
+        ("evidence_spans", spans_check),
+        ("explanation", text),
+    )
+
+    def _cross_check(self) -> tuple[str, Defect] | None:
+        blanks = (self.policy_version, self.gate_decision_id, self.gate_policy_version)
+        unassessable = self.status is ComputeBudgetStatus.BUDGET_UNASSESSABLE
+        if "" in blanks + (self.gate_input_digest,) and not unassessable:
+            return "gate_decision_id", Defect.INCONSISTENT_FIELDS
+        # ADR-0227 §3: anything but an allowed budget carries no resource at all.
+        if self.status is not ComputeBudgetStatus.BUDGET_ALLOWED and any(
+            getattr(self, name) for name in LIMIT_FIELDS
+        ):
+            return "status", Defect.INCONSISTENT_FIELDS
+        return None
+
+    def identity_payload(self) -> dict[str, Any]:
+        # ADR-0227 §7: exactly these fields; explanation and max_wallclock_ms are excluded.
+        return {
+            "policy_version": self.policy_version,
+            "gate_decision_id": self.gate_decision_id,
+            "gate_policy_version": self.gate_policy_version,
+            "gate_input_digest": self.gate_input_digest,
+            "status": self.status.value,
+            "reason_code": self.reason_code,
+            "max_candidates": self.max_candidates,
+            "max_depth": self.max_depth,
+            "max_steps": self.max_steps,
+            "max_parallelism": self.max_parallelism,
+            "evidence_spans": [span.to_json() for span in self.evidence_spans],
+        }
+
+
+def _decision(
+    policy_version: str,
+    gate: SearchGateDecision | None,
+    status: ComputeBudgetStatus,
+    reason_code: str,
+    limits: BudgetLimits,
+    explanation: str,
+) -> ComputeBudgetDecision:
+    return ComputeBudgetDecision.sealed(
+        policy_version=policy_version,
+        gate_decision_id=gate.decision_id if gate else "",
+        gate_policy_version=gate.policy_version if gate else "",
+        gate_input_digest=gate.input_digest if gate else "",
+        status=status,
+        reason_code=reason_code,
+        max_candidates=limits.max_candidates,
+        max_depth=limits.max_depth,
+        max_steps=limits.max_steps,
+        max_wallclock_ms=None,
+        max_parallelism=limits.max_parallelism,
+        evidence_spans=gate.evidence_spans if gate else (),
+        explanation=explanation,
+    )
+
+
+def decide_compute_budget(
+    gate_decision: SearchGateDecision, policy: ComputeBudgetPolicy = COMPUTE_BUDGET_V1
+) -> ComputeBudgetDecision:
+    """Map one gate decision to one budget decision under ``policy`` (ADR-0227 §4, §8).
+
+    Always returns a decision: malformed input and unsupported policies fail closed to
+    ``BUDGET_UNASSESSABLE`` with every limit zero.
+    """
+    unassessable = ComputeBudgetStatus.BUDGET_UNASSESSABLE
+    policy_ok = (
+        inspect_record(policy, ComputeBudgetPolicy) is None
+        and BUDGET_POLICIES.get(policy.version) == policy
+    )
+    if not policy_ok:
+        given = getattr(policy, "version", "")
+        shown = given if type(given) is str and version(given) is None else ""
+        reason = BudgetReason.POLICY_UNSUPPORTED.value
+        return _decision(shown, None, unassessable, reason, ZERO_LIMITS, reason)
+    found = inspect_record(gate_decision, SearchGateDecision)
+    if found is not None:
+        if found.field == "policy_version" and found.defect is Defect.VERSION_UNSUPPORTED:
+            reason = BudgetReason.GATE_POLICY_UNSUPPORTED
+        elif found.defect is Defect.IDENTITY_MISMATCH:
+            reason = BudgetReason.GATE_IDENTITY_MISMATCH
+        else:
+            reason = BudgetReason.GATE_MALFORMED
+        detail = f"{reason.value} ({found.describe()})"
+        return _decision(policy.version, None, unassessable, reason.value, ZERO_LIMITS, detail)
+    if gate_decision.status is not SearchGateStatus.ELIGIBLE:
+        reason = _BLOCKED_BY_GATE_STATUS[gate_decision.status].value
+        blocked = ComputeBudgetStatus.BUDGET_BLOCKED
+        return _decision(policy.version, gate_decision, blocked, reason, ZERO_LIMITS, reason)
+    row = policy.row_for(gate_decision.reason_code)
+    if row is None:
+        reason = BudgetReason.UNKNOWN_REASON_CODE.value
+        detail = f"{reason}: no row for {gate_decision.reason_code}"
+        return _decision(policy.version, gate_decision, unassessable, reason, ZERO_LIMITS, detail)
+    detail = f"{row.status.value}: {row.reason_code}"
+    return _decision(policy.version, gate_decision, row.status, row.reason_code, row.limits, detail)

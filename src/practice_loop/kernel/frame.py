@@ -1,0 +1,235 @@
+"""The ``ProblemFrame`` and the values of the ``unary_delta_transition`` organ.
+
+A frame is exact evidence: every span is a verbatim slice of ``source_text`` at its offsets,
+facts and bindings are ordered as the reader produced them, and duplicates are kept. The
+frame decides nothing; ``assessment.assess`` is the only judge of it (ADR-0226 §8.1).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from typing import ClassVar
+
+from .identity import (
+    Defect,
+    Record,
+    SourceSpan,
+    code,
+    exactly,
+    label,
+    member_of,
+    nested,
+    non_negative_int,
+    optional,
+    sha256_digest,
+    span_check,
+    span_in_source,
+    spans_check,
+    text,
+    tuple_of,
+)
+
+PROBLEM_FRAME_SCHEMA_VERSION = "problem_frame.v1"
+UNARY_DELTA_ORGAN = "unary_delta_transition"
+UNARY_DELTA_RELATION = "state_change.unary_delta"
+
+
+class Direction(enum.Enum):
+    """The sign of a unary change: ``result = initial + delta`` or ``initial - delta``."""
+
+    INCREASE = "increase"
+    DECREASE = "decrease"
+
+
+class Role(enum.Enum):
+    """The roles of the ``state_change.unary_delta`` proposal, in assessment order."""
+
+    INITIAL = "initial"
+    DELTA = "delta"
+    DIRECTION = "direction"
+    TARGET = "target"
+
+
+class HazardCode(enum.Enum):
+    """Reader findings that put a question outside the organ's contract."""
+
+    MULTIPLE_CHANGES = "multiple_changes"
+    RATE_OR_RATIO = "rate_or_ratio"
+    FRACTION_OR_PERCENT = "fraction_or_percent"
+    NON_INTEGER_QUANTITY = "non_integer_quantity"
+    MULTIPLE_ENTITIES = "multiple_entities"
+    UNSUPPORTED_OPERATION = "unsupported_operation"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class QuantityFact(Record):
+    """One quantity read from the text: an exact non-negative integer with unit and entity."""
+
+    fact_id: str
+    value: int
+    unit: str
+    entity: str
+    span: SourceSpan
+
+    SCHEMA: ClassVar = (
+        ("fact_id", code),
+        ("value", non_negative_int),
+        ("unit", label),
+        ("entity", label),
+        ("span", span_check),
+    )
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class GroundedUnaryDeltaCue(Record):
+    """A typed direction with the exact span of the words that ground it (ADR-0231 §6)."""
+
+    direction: Direction
+    span: SourceSpan
+
+    SCHEMA: ClassVar = (("direction", member_of(Direction)), ("span", span_check))
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class QuestionTarget(Record):
+    """What the question asks for: the entity and unit of the result."""
+
+    entity: str
+    unit: str
+    span: SourceSpan
+
+    SCHEMA: ClassVar = (("entity", label), ("unit", label), ("span", span_check))
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class FrameHazard(Record):
+    """A hazard the reader found, with the spans that show it."""
+
+    code: HazardCode
+    evidence_spans: tuple[SourceSpan, ...]
+
+    SCHEMA: ClassVar = (("code", member_of(HazardCode)), ("evidence_spans", spans_check))
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RoleBinding(Record):
+    """One role of a proposal bound to evidence.
+
+    ``initial`` and ``delta`` name a fact; ``direction`` carries a typed direction; ``target``
+    binds the question target. Exactly the field its role needs is set.
+    """
+
+    role: Role
+    fact_id: str | None
+    direction: Direction | None
+    evidence_spans: tuple[SourceSpan, ...]
+
+    SCHEMA: ClassVar = (
+        ("role", member_of(Role)),
+        ("fact_id", optional(code)),
+        ("direction", optional(member_of(Direction))),
+        ("evidence_spans", tuple_of(span_check, non_empty=True)),
+    )
+
+    def _cross_check(self) -> tuple[str, Defect] | None:
+        needs_fact = self.role in (Role.INITIAL, Role.DELTA)
+        needs_direction = self.role is Role.DIRECTION
+        if (self.fact_id is not None) != needs_fact:
+            return "fact_id", Defect.INCONSISTENT_FIELDS
+        if (self.direction is not None) != needs_direction:
+            return "direction", Defect.INCONSISTENT_FIELDS
+        return None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class StateChangeProposal(Record):
+    """A construction hypothesis: a relation with its role bindings, each role at most once."""
+
+    relation_type: str
+    bindings: tuple[RoleBinding, ...]
+
+    SCHEMA: ClassVar = (
+        ("relation_type", label),
+        ("bindings", tuple_of(nested(RoleBinding))),
+    )
+
+    def _cross_check(self) -> tuple[str, Defect] | None:
+        roles = [binding.role for binding in self.bindings]
+        if len(roles) != len(set(roles)):
+            return "bindings", Defect.DUPLICATE_ENTRY
+        return None
+
+    def binding(self, role: Role) -> RoleBinding | None:
+        for candidate in self.bindings:
+            if candidate.role is role:
+                return candidate
+        return None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ProblemFrame(Record):
+    """The exact frame one organ is asked to judge.
+
+    Cross checks: fact ids are unique, every binding names a fact that exists, a ``target``
+    binding needs a question target, and every span anywhere in the frame is exactly the
+    source text at its offsets.
+    """
+
+    schema_version: str
+    organ: str
+    source_text: str
+    facts: tuple[QuantityFact, ...]
+    cues: tuple[GroundedUnaryDeltaCue, ...]
+    proposals: tuple[StateChangeProposal, ...]
+    target: QuestionTarget | None
+    hazards: tuple[FrameHazard, ...]
+
+    SCHEMA: ClassVar = (
+        ("schema_version", exactly(PROBLEM_FRAME_SCHEMA_VERSION)),
+        ("organ", exactly(UNARY_DELTA_ORGAN)),
+        ("source_text", text),
+        ("facts", tuple_of(nested(QuantityFact))),
+        ("cues", tuple_of(nested(GroundedUnaryDeltaCue))),
+        ("proposals", tuple_of(nested(StateChangeProposal))),
+        ("target", optional(nested(QuestionTarget))),
+        ("hazards", tuple_of(nested(FrameHazard))),
+    )
+
+    def _cross_check(self) -> tuple[str, Defect] | None:
+        fact_ids = [fact.fact_id for fact in self.facts]
+        if len(fact_ids) != len(set(fact_ids)):
+            return "facts", Defect.DUPLICATE_ENTRY
+        for proposal in self.proposals:
+            for binding in proposal.bindings:
+                if binding.fact_id is not None and binding.fact_id not in fact_ids:
+                    return "proposals", Defect.REFERENCE_UNKNOWN
+                if binding.role is Role.TARGET and self.target is None:
+                    return "proposals", Defect.REFERENCE_UNKNOWN
+        for span in self.all_spans():
+            if not span_in_source(span, self.source_text):
+                return "source_text", Defect.SPAN_NOT_IN_SOURCE
+        return None
+
+    def all_spans(self) -> tuple[SourceSpan, ...]:
+        spans: list[SourceSpan] = [fact.span for fact in self.facts]
+        spans.extend(cue.span for cue in self.cues)
+        for proposal in self.proposals:
+            for binding in proposal.bindings:
+                spans.extend(binding.evidence_spans)
+        if self.target is not None:
+            spans.append(self.target.span)
+        for hazard in self.hazards:
+            spans.extend(hazard.evidence_spans)
+        return tuple(spans)
+
+    def fact(self, fact_id: str) -> QuantityFact | None:
+        for candidate in self.facts:
+            if candidate.fact_id == fact_id:
+                return candidate
+        return None
+
+
+def problem_frame_digest(frame: ProblemFrame) -> str:
+    """The frame's identity: every field, spans in order, duplicates kept (ADR-0228 §6)."""
+    return sha256_digest(frame.to_json(drop_explanations=True))

@@ -1,0 +1,614 @@
+"""Canonical bytes, digests, source spans and the record-validation vocabulary.
+
+Every load-bearing identity in the kernel is the full lowercase SHA-256 of the bytes that
+``canonical_json`` makes (ADR-0228 §10, ADR-0231 §14). Nothing else is ever hashed.
+
+The hashable profile is narrower than what ``json.dumps`` accepts (docs/adr/0003): only exact
+``str``, ``int``, ``bool``, ``None``, ``list``/``tuple`` and ``dict`` with exact-``str`` keys;
+ints within +/-(2**53 - 1); strings without lone surrogates; bounded depth and size. Anything
+else is a ``CanonicalizationError`` with a reason from the closed ``CanonicalReason`` set.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import hashlib
+import json
+import re
+from collections.abc import Callable, Iterable
+from typing import Any, ClassVar
+
+MAX_SAFE_INT = 2**53 - 1
+MAX_DEPTH = 32
+MAX_NODES = 100_000
+MAX_TEXT_LENGTH = 100_000
+DIGEST_LENGTH = 64
+
+_HEX = frozenset("0123456789abcdef")
+_VERSION_PATTERN = re.compile(r"[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)*\.v[1-9][0-9]{0,5}")
+_CODE_PATTERN = re.compile(r"[a-z][a-z0-9_]{0,95}")
+
+
+# --------------------------------------------------------------------------------------------
+# Canonical JSON
+
+
+class CanonicalReason(enum.Enum):
+    """Why a value cannot be canonicalized (docs/adr/0003, hashable profile)."""
+
+    UNSUPPORTED_TYPE = "unsupported_type"
+    SUBCLASS_NOT_ALLOWED = "subclass_not_allowed"
+    FLOAT_NOT_ALLOWED = "float_not_allowed"
+    NON_FINITE_FLOAT = "non_finite_float"
+    INT_OUT_OF_RANGE = "int_out_of_range"
+    KEY_NOT_STR = "key_not_str"
+    LONE_SURROGATE = "lone_surrogate"
+    DEPTH_EXCEEDED = "depth_exceeded"
+    SIZE_EXCEEDED = "size_exceeded"
+    INVALID_UTF8 = "invalid_utf8"
+    INVALID_JSON = "invalid_json"
+    DUPLICATE_KEY = "duplicate_key"
+    NOT_CANONICAL = "not_canonical"
+
+
+class CanonicalizationError(ValueError):
+    """The typed canonicalization refusal: a value outside the hashable profile."""
+
+    def __init__(self, reason: CanonicalReason, where: str) -> None:
+        super().__init__(f"{reason.value} at {where}")
+        self.reason = reason
+        self.where = where
+
+
+def has_lone_surrogate(text: str) -> bool:
+    """True when ``text`` holds a UTF-16 surrogate code point, which UTF-8 cannot encode."""
+    return any("\ud800" <= char <= "\udfff" for char in text)
+
+
+def _check_scalar(value: object, where: str) -> None:
+    kind = type(value)
+    if kind is str:
+        if len(value) > MAX_TEXT_LENGTH:  # type: ignore[arg-type]
+            raise CanonicalizationError(CanonicalReason.SIZE_EXCEEDED, where)
+        if has_lone_surrogate(value):  # type: ignore[arg-type]
+            raise CanonicalizationError(CanonicalReason.LONE_SURROGATE, where)
+    elif kind is int:
+        if not -MAX_SAFE_INT <= value <= MAX_SAFE_INT:  # type: ignore[operator]
+            raise CanonicalizationError(CanonicalReason.INT_OUT_OF_RANGE, where)
+    elif kind is bool or value is None:
+        return
+    elif kind is float:
+        finite = value == value and value not in (float("inf"), float("-inf"))
+        reason = CanonicalReason.FLOAT_NOT_ALLOWED if finite else CanonicalReason.NON_FINITE_FLOAT
+        raise CanonicalizationError(reason, where)
+    elif isinstance(value, (str, int, float, list, tuple, dict)):
+        raise CanonicalizationError(CanonicalReason.SUBCLASS_NOT_ALLOWED, where)
+    else:
+        raise CanonicalizationError(CanonicalReason.UNSUPPORTED_TYPE, where)
+
+
+def check_canonical(payload: object) -> None:
+    """Raise ``CanonicalizationError`` unless ``payload`` is inside the hashable profile.
+
+    The walk is iterative, so depth is an explicit cap rather than the interpreter's
+    recursion limit, and a self-containing list ends at the cap instead of looping.
+    """
+    pending: list[tuple[object, int, str]] = [(payload, 0, "$")]
+    nodes = 0
+    while pending:
+        value, depth, where = pending.pop()
+        nodes += 1
+        if nodes > MAX_NODES:
+            raise CanonicalizationError(CanonicalReason.SIZE_EXCEEDED, where)
+        kind = type(value)
+        if kind is dict:
+            if depth >= MAX_DEPTH:
+                raise CanonicalizationError(CanonicalReason.DEPTH_EXCEEDED, where)
+            for key, item in value.items():  # type: ignore[attr-defined]
+                if type(key) is not str:
+                    raise CanonicalizationError(CanonicalReason.KEY_NOT_STR, where)
+                _check_scalar(key, f"{where}.<key>")
+                pending.append((item, depth + 1, f"{where}.{key}"))
+        elif kind is list or kind is tuple:
+            if depth >= MAX_DEPTH:
+                raise CanonicalizationError(CanonicalReason.DEPTH_EXCEEDED, where)
+            for index, item in enumerate(value):  # type: ignore[arg-type]
+                pending.append((item, depth + 1, f"{where}[{index}]"))
+        else:
+            _check_scalar(value, where)
+
+
+def canonical_json(payload: object) -> bytes:
+    """The one function that makes canonical bytes (ADR-0228 §10)."""
+    check_canonical(payload)
+    return json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode(
+        "utf-8"
+    )
+
+
+def sha256_digest(payload: object) -> str:
+    """Full lowercase SHA-256 of ``canonical_json(payload)``."""
+    return hashlib.sha256(canonical_json(payload)).hexdigest()
+
+
+def _refuse_float(text: str) -> object:
+    raise CanonicalizationError(CanonicalReason.FLOAT_NOT_ALLOWED, "$")
+
+
+def _refuse_constant(text: str) -> object:
+    raise CanonicalizationError(CanonicalReason.NON_FINITE_FLOAT, "$")
+
+
+def _bounded_int(text: str) -> int:
+    # Refuse on length before int() so a huge literal never reaches the conversion.
+    if len(text.lstrip("-")) > 16:
+        raise CanonicalizationError(CanonicalReason.INT_OUT_OF_RANGE, "$")
+    value = int(text)
+    if not -MAX_SAFE_INT <= value <= MAX_SAFE_INT:
+        raise CanonicalizationError(CanonicalReason.INT_OUT_OF_RANGE, "$")
+    return value
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    result: dict[str, object] = {}
+    for key, value in pairs:
+        if key in result:
+            raise CanonicalizationError(CanonicalReason.DUPLICATE_KEY, f"$.{key}")
+        result[key] = value
+    return result
+
+
+def decode_canonical(data: bytes) -> object:
+    """Parse bytes that must already be canonical; the inverse of ``canonical_json``.
+
+    UTF-8 is decoded strictly here, floats, NaN, duplicate keys and oversized ints are refused
+    by the parser hooks, and re-encoding must give the input bytes exactly (docs/adr/0003).
+    """
+    if type(data) is not bytes:
+        raise CanonicalizationError(CanonicalReason.UNSUPPORTED_TYPE, "$")
+    if len(data) > MAX_TEXT_LENGTH * 4:
+        raise CanonicalizationError(CanonicalReason.SIZE_EXCEEDED, "$")
+    try:
+        text = data.decode("utf-8", errors="strict")
+    except UnicodeDecodeError:
+        raise CanonicalizationError(CanonicalReason.INVALID_UTF8, "$") from None
+    try:
+        value = json.loads(
+            text,
+            parse_float=_refuse_float,
+            parse_int=_bounded_int,
+            parse_constant=_refuse_constant,
+            object_pairs_hook=_unique_keys,
+        )
+    except (json.JSONDecodeError, RecursionError):
+        raise CanonicalizationError(CanonicalReason.INVALID_JSON, "$") from None
+    if canonical_json(value) != data:
+        raise CanonicalizationError(CanonicalReason.NOT_CANONICAL, "$")
+    return value
+
+
+# --------------------------------------------------------------------------------------------
+# Record validation vocabulary
+
+
+class Defect(enum.Enum):
+    """Closed set of structural defects a record can have (docs/adr/0003)."""
+
+    WRONG_RECORD_TYPE = "wrong_record_type"
+    WRONG_TYPE = "wrong_type"
+    BOOL_NOT_INT = "bool_not_int"
+    FLOAT_NOT_INT = "float_not_int"
+    INT_OUT_OF_RANGE = "int_out_of_range"
+    NEGATIVE_VALUE = "negative_value"
+    NOT_POSITIVE = "not_positive"
+    DIGEST_MALFORMED = "digest_malformed"
+    VERSION_MALFORMED = "version_malformed"
+    VERSION_UNSUPPORTED = "version_unsupported"
+    CODE_MALFORMED = "code_malformed"
+    UNKNOWN_ENUM_VALUE = "unknown_enum_value"
+    TEXT_EMPTY = "text_empty"
+    TEXT_TOO_LONG = "text_too_long"
+    TEXT_LONE_SURROGATE = "text_lone_surrogate"
+    SEQUENCE_NOT_TUPLE = "sequence_not_tuple"
+    SEQUENCE_TOO_LONG = "sequence_too_long"
+    SEQUENCE_EMPTY = "sequence_empty"
+    PAIRS_NOT_SORTED_UNIQUE = "pairs_not_sorted_unique"
+    SPAN_START_NEGATIVE = "span_start_negative"
+    SPAN_EMPTY_OR_INVERTED = "span_empty_or_inverted"
+    SPAN_LENGTH_MISMATCH = "span_length_mismatch"
+    SPAN_SENTENCE_INDEX_NEGATIVE = "span_sentence_index_negative"
+    SPAN_NOT_IN_SOURCE = "span_not_in_source"
+    REFERENCE_UNKNOWN = "reference_unknown"
+    DUPLICATE_ENTRY = "duplicate_entry"
+    INCONSISTENT_FIELDS = "inconsistent_fields"
+    IDENTITY_MISMATCH = "identity_mismatch"
+    NOT_CANONICAL = "not_canonical"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RecordDefect:
+    """Where a record is malformed: the record type, the field path and the defect."""
+
+    record: str
+    field: str
+    defect: Defect
+
+    def describe(self) -> str:
+        return f"{self.record}.{self.field}: {self.defect.value}"
+
+
+class RecordError(ValueError):
+    """Raised by a record's constructor when its fields are malformed."""
+
+    def __init__(self, found: RecordDefect) -> None:
+        super().__init__(found.describe())
+        self.found = found
+
+
+FieldCheck = Callable[[object], "Defect | None"]
+
+
+def check_int(value: object, *, minimum: int = 0) -> Defect | None:
+    kind = type(value)
+    if kind is bool:
+        return Defect.BOOL_NOT_INT
+    if kind is float:
+        return Defect.FLOAT_NOT_INT
+    if kind is not int:
+        return Defect.WRONG_TYPE
+    if value > MAX_SAFE_INT or value < -MAX_SAFE_INT:  # type: ignore[operator]
+        return Defect.INT_OUT_OF_RANGE
+    if value < minimum:  # type: ignore[operator]
+        return Defect.NEGATIVE_VALUE if minimum == 0 else Defect.NOT_POSITIVE
+    return None
+
+
+def flag(value: object) -> Defect | None:
+    """An exact ``bool`` (only where the schema says bool)."""
+    return None if type(value) is bool else Defect.WRONG_TYPE
+
+
+def non_negative_int(value: object) -> Defect | None:
+    return check_int(value, minimum=0)
+
+
+def positive_int(value: object) -> Defect | None:
+    return check_int(value, minimum=1)
+
+
+def text(value: object) -> Defect | None:
+    """Any exact ``str`` without lone surrogates, bounded in length (prose, source text)."""
+    if type(value) is not str:
+        return Defect.WRONG_TYPE
+    if len(value) > MAX_TEXT_LENGTH:
+        return Defect.TEXT_TOO_LONG
+    if has_lone_surrogate(value):
+        return Defect.TEXT_LONE_SURROGATE
+    return None
+
+
+def label(value: object) -> Defect | None:
+    """A non-empty ``text`` (entity names, units)."""
+    return text(value) or (Defect.TEXT_EMPTY if value == "" else None)
+
+
+def is_digest(value: object) -> bool:
+    return type(value) is str and len(value) == DIGEST_LENGTH and set(value) <= _HEX
+
+
+def digest(value: object) -> Defect | None:
+    """A full lowercase SHA-256 hex digest: 64 characters of ``0-9a-f``."""
+    if type(value) is not str:
+        return Defect.WRONG_TYPE
+    return None if is_digest(value) else Defect.DIGEST_MALFORMED
+
+
+def is_version(value: object) -> bool:
+    return type(value) is str and _VERSION_PATTERN.fullmatch(value) is not None
+
+
+def version(value: object) -> Defect | None:
+    """A policy or schema version such as ``compute_budget.v1``."""
+    if type(value) is not str:
+        return Defect.WRONG_TYPE
+    return None if is_version(value) else Defect.VERSION_MALFORMED
+
+
+def code(value: object) -> Defect | None:
+    """A reason, blocker or obligation code: lowercase snake case, at most 96 characters."""
+    if type(value) is not str:
+        return Defect.WRONG_TYPE
+    return None if _CODE_PATTERN.fullmatch(value) else Defect.CODE_MALFORMED
+
+
+def exactly(*supported: str) -> FieldCheck:
+    """A field pinned to supported values, such as a schema version."""
+
+    def check(value: object) -> Defect | None:
+        if type(value) is not str:
+            return Defect.WRONG_TYPE
+        if value in supported:
+            return None
+        return Defect.VERSION_UNSUPPORTED if is_version(value) else Defect.VERSION_MALFORMED
+
+    return check
+
+
+def member_of(enum_type: type[enum.Enum]) -> FieldCheck:
+    """An exact member of a closed enum (a bare string is the wrong type)."""
+
+    def check(value: object) -> Defect | None:
+        if type(value) is enum_type:
+            return None
+        if type(value) is str:
+            return Defect.UNKNOWN_ENUM_VALUE
+        return Defect.WRONG_TYPE
+
+    return check
+
+
+def optional(inner: FieldCheck) -> FieldCheck:
+    def check(value: object) -> Defect | None:
+        return None if value is None else inner(value)
+
+    return check
+
+
+MAX_SEQUENCE = 4096
+
+
+def tuple_of(inner: FieldCheck, *, non_empty: bool = False) -> FieldCheck:
+    """An exact ``tuple`` whose items all pass ``inner``; order and duplicates are kept."""
+
+    def check(value: object) -> Defect | None:
+        if type(value) is not tuple:
+            return Defect.SEQUENCE_NOT_TUPLE
+        if len(value) > MAX_SEQUENCE:
+            return Defect.SEQUENCE_TOO_LONG
+        if non_empty and not value:
+            return Defect.SEQUENCE_EMPTY
+        for item in value:
+            found = inner(item)
+            if found is not None:
+                return found
+        return None
+
+    return check
+
+
+def version_pairs(value: object) -> Defect | None:
+    """``((name, version), ...)``, names unique and ascending (ADR-0231 §7.3.22)."""
+    if type(value) is not tuple:
+        return Defect.SEQUENCE_NOT_TUPLE
+    names: list[str] = []
+    for pair in value:
+        if type(pair) is not tuple or len(pair) != 2:
+            return Defect.WRONG_TYPE
+        name, pinned = pair
+        found = code(name) or version(pinned)
+        if found is not None:
+            return found
+        names.append(name)
+    if names != sorted(set(names)):
+        return Defect.PAIRS_NOT_SORTED_UNIQUE
+    return None
+
+
+def nested(record_type: type) -> FieldCheck:
+    """A field holding another record, validated in full."""
+
+    def check(value: object) -> Defect | None:
+        found = inspect_record(value, record_type)
+        return None if found is None else found.defect
+
+    return check
+
+
+# --------------------------------------------------------------------------------------------
+# Records
+
+
+def encode_value(value: object, *, drop_explanations: bool) -> object:
+    """A record value in JSON form: enums by value, tuples as lists, records as objects."""
+    if isinstance(value, Record):
+        return value.to_json(drop_explanations=drop_explanations)
+    if isinstance(value, enum.Enum):
+        return value.value
+    if type(value) is tuple or type(value) is list:
+        return [encode_value(item, drop_explanations=drop_explanations) for item in value]
+    return value
+
+
+class Record:
+    """Base of every kernel record: a frozen, slotted dataclass that validates on construction.
+
+    ``SCHEMA`` lists each field with its check; ``_cross_check`` adds the rules that span
+    fields. Stage functions call ``inspect_record`` again on what they are given, because a
+    value that arrives from outside may be of another type or may have been altered with
+    ``object.__setattr__``; either way the stage answers with a typed refusal, not an
+    exception.
+    """
+
+    __slots__ = ()
+    SCHEMA: ClassVar[tuple[tuple[str, FieldCheck], ...]] = ()
+    ID_FIELD: ClassVar[str | None] = None
+
+    def __post_init__(self) -> None:
+        found = self.find_defect()
+        if found is not None:
+            raise RecordError(found)
+
+    def find_defect(self) -> RecordDefect | None:
+        name = type(self).__name__
+        for field_name, check in self.SCHEMA:
+            found = check(getattr(self, field_name))
+            if found is not None:
+                return RecordDefect(name, field_name, found)
+        try:
+            cross = self._cross_check()
+            if cross is None and self.ID_FIELD is not None:
+                if getattr(self, self.ID_FIELD) != self.compute_id():
+                    cross = (self.ID_FIELD, Defect.IDENTITY_MISMATCH)
+        except CanonicalizationError:
+            cross = ("$", Defect.NOT_CANONICAL)
+        return None if cross is None else RecordDefect(name, cross[0], cross[1])
+
+    def _cross_check(self) -> tuple[str, Defect] | None:
+        return None
+
+    def to_json(self, *, drop_explanations: bool = False) -> dict[str, Any]:
+        """Every field in JSON form; with ``drop_explanations`` prose leaves at every depth."""
+        return {
+            field.name: encode_value(getattr(self, field.name), drop_explanations=drop_explanations)
+            for field in dataclasses.fields(self)  # type: ignore[arg-type]
+            if not (drop_explanations and field.name == "explanation")
+        }
+
+    def identity_payload(self) -> dict[str, Any]:
+        """What the record's own identity hashes: every field but prose, its id blanked."""
+        payload = self.to_json(drop_explanations=True)
+        if self.ID_FIELD is not None:
+            payload[self.ID_FIELD] = ""
+        return payload
+
+    def compute_id(self) -> str:
+        return sha256_digest(self.identity_payload())
+
+    @classmethod
+    def sealed(cls, **fields: Any) -> Any:
+        """Construct the record with its identity field computed from the other fields."""
+        assert cls.ID_FIELD is not None
+        draft = object.__new__(cls)
+        for name, value in fields.items():
+            object.__setattr__(draft, name, value)
+        object.__setattr__(draft, cls.ID_FIELD, "")
+        return cls(**{**fields, cls.ID_FIELD: draft.compute_id()})
+
+
+def inspect_record(value: object, record_type: type) -> RecordDefect | None:
+    """The first defect of ``value`` as a ``record_type``, or ``None`` when it is well formed."""
+    if type(value) is not record_type:
+        return RecordDefect(record_type.__name__, "$", Defect.WRONG_RECORD_TYPE)
+    try:
+        return value.find_defect()  # type: ignore[attr-defined]
+    except AttributeError:  # a slot emptied by tampering
+        return RecordDefect(record_type.__name__, "$", Defect.WRONG_TYPE)
+
+
+def iter_defects(pairs: Iterable[tuple[str, object, FieldCheck]]) -> tuple[str, Defect] | None:
+    """The first failing ``(field, value, check)`` triple, for cross checks."""
+    for field_name, value, check in pairs:
+        found = check(value)
+        if found is not None:
+            return field_name, found
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# Source spans
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SourceSpan(Record):
+    """An exact slice of the source text; offsets count Unicode code points (docs/adr/0003).
+
+    Well formed when ``0 <= start < end``, ``end - start == len(text)``, the ints are real
+    ints, the text holds no lone surrogate and ``sentence_index >= 0``.
+    """
+
+    text: str
+    start: int
+    end: int
+    sentence_index: int
+
+    SCHEMA: ClassVar = (
+        ("text", text),
+        ("start", non_negative_int),
+        ("end", non_negative_int),
+        ("sentence_index", non_negative_int),
+    )
+
+    def find_defect(self) -> RecordDefect | None:
+        for field_name, check in self.SCHEMA:
+            found = check(getattr(self, field_name))
+            if found is not None:
+                if found is Defect.NEGATIVE_VALUE:
+                    found = (
+                        Defect.SPAN_SENTENCE_INDEX_NEGATIVE
+                        if field_name == "sentence_index"
+                        else Defect.SPAN_START_NEGATIVE
+                    )
+                return RecordDefect("SourceSpan", field_name, found)
+        if self.start >= self.end:
+            return RecordDefect("SourceSpan", "end", Defect.SPAN_EMPTY_OR_INVERTED)
+        if self.end - self.start != len(self.text):
+            return RecordDefect("SourceSpan", "text", Defect.SPAN_LENGTH_MISMATCH)
+        return None
+
+
+span_check = nested(SourceSpan)
+spans_check = tuple_of(span_check)
+
+
+def span_in_source(span: SourceSpan, source_text: str) -> bool:
+    """The span's text is exactly the source at its offsets."""
+    return source_text[span.start : span.end] == span.text
+
+
+# --------------------------------------------------------------------------------------------
+# Stage refusals
+
+
+class Stage(enum.Enum):
+    """Stages whose malformed input ends in a ``StageRefusal`` (the gate, budget and run
+    have refusal shapes of their own, fixed by their ADRs)."""
+
+    ASSESSMENT = "assessment"
+    PROOF = "proof"
+    RESIDUAL = "residual"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class StageRefusal(Record):
+    """A typed refusal: the stage, what it could identify without guessing, and closed codes.
+
+    ``reason_codes[0]`` is the stage's reason; a second code, when present, is the
+    ``Defect`` that caused it.
+    """
+
+    refusal_id: str
+    stage: Stage
+    subject_digest: str | None
+    reason_codes: tuple[str, ...]
+    explanation: str
+
+    ID_FIELD: ClassVar = "refusal_id"
+    SCHEMA: ClassVar = (
+        ("refusal_id", digest),
+        ("stage", member_of(Stage)),
+        ("subject_digest", optional(digest)),
+        ("reason_codes", tuple_of(code, non_empty=True)),
+        ("explanation", text),
+    )
+
+
+def refuse(
+    stage: Stage,
+    reason: str,
+    *,
+    subject_digest: str | None = None,
+    found: RecordDefect | None = None,
+    explanation: str = "",
+) -> StageRefusal:
+    """Build a ``StageRefusal``; a defect adds its code and its place to the explanation."""
+    codes = (reason,) if found is None else (reason, found.defect.value)
+    detail = explanation or reason.replace("_", " ")
+    if found is not None:
+        detail = f"{detail} ({found.describe()})"
+    return StageRefusal.sealed(
+        stage=stage,
+        subject_digest=subject_digest,
+        reason_codes=codes,
+        explanation=detail,
+    )

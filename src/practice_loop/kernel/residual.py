@@ -1,0 +1,133 @@
+"""``ContractResidual``: the read-only projection of a refused assessment (our ADR-0225).
+
+One residual per blocker, in blocker order, carrying the blocker's code and evidence spans
+unchanged. The projection decides nothing: it does not judge, repair, or decide eligibility
+(ADR-0226 §7A, §8.2). The kind of each residual comes from one table; a blocker the table does
+not name is ``unclassified``, which the gate never treats as searchable (ADR-0226 §7B).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from typing import ClassVar
+
+from .assessment import AssessmentStatus, BlockerCode, ContractAssessment
+from .frame import UNARY_DELTA_ORGAN, Role
+from .identity import (
+    Defect,
+    Record,
+    SourceSpan,
+    Stage,
+    StageRefusal,
+    digest,
+    exactly,
+    inspect_record,
+    member_of,
+    non_negative_int,
+    optional,
+    refuse,
+    spans_check,
+    text,
+)
+
+RESIDUAL_SCHEMA_VERSION = "contract_residual.v1"
+
+
+class ResidualKind(enum.Enum):
+    MISSING_ROLE = "missing_role"
+    MISSING_RELATION = "missing_relation"
+    MISSING_PROPOSAL = "missing_proposal"
+    TARGET_UNBOUND = "target_unbound"
+    UNCLASSIFIED = "unclassified"
+
+
+# docs/adr/0001: the typing table. A blocker missing here projects as UNCLASSIFIED.
+RESIDUAL_KIND_BY_BLOCKER: dict[BlockerCode, ResidualKind] = {
+    BlockerCode.INITIAL_UNBOUND: ResidualKind.MISSING_ROLE,
+    BlockerCode.DELTA_UNBOUND: ResidualKind.MISSING_ROLE,
+    BlockerCode.DIRECTION_UNBOUND: ResidualKind.MISSING_ROLE,
+    BlockerCode.UNIT_MISMATCH: ResidualKind.MISSING_RELATION,
+    BlockerCode.PROPOSAL_MISSING: ResidualKind.MISSING_PROPOSAL,
+    BlockerCode.TARGET_UNBOUND: ResidualKind.TARGET_UNBOUND,
+}
+
+
+def residual_kind_for(blocker_code: BlockerCode) -> ResidualKind:
+    return RESIDUAL_KIND_BY_BLOCKER.get(blocker_code, ResidualKind.UNCLASSIFIED)
+
+
+def _blocker_code_value(value: object) -> Defect | None:
+    if type(value) is not str:
+        return Defect.WRONG_TYPE
+    known = {member.value for member in BlockerCode}
+    return None if value in known else Defect.UNKNOWN_ENUM_VALUE
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ContractResidual(Record):
+    """One typed obstruction: which blocker, of which kind, on which evidence."""
+
+    residual_id: str
+    schema_version: str
+    problem_frame_digest: str
+    contract_assessment_id: str
+    candidate_organ: str
+    blocker_index: int
+    kind: ResidualKind
+    residual_code: str
+    role: Role | None
+    evidence_spans: tuple[SourceSpan, ...]
+    explanation: str
+
+    ID_FIELD: ClassVar = "residual_id"
+    SCHEMA: ClassVar = (
+        ("residual_id", digest),
+        ("schema_version", exactly(RESIDUAL_SCHEMA_VERSION)),
+        ("problem_frame_digest", digest),
+        ("contract_assessment_id", digest),
+        ("candidate_organ", exactly(UNARY_DELTA_ORGAN)),
+        ("blocker_index", non_negative_int),
+        ("kind", member_of(ResidualKind)),
+        ("residual_code", _blocker_code_value),
+        ("role", optional(member_of(Role))),
+        ("evidence_spans", spans_check),
+        ("explanation", text),
+    )
+
+    def _cross_check(self) -> tuple[str, Defect] | None:
+        if residual_kind_for(BlockerCode(self.residual_code)) is not self.kind:
+            return "kind", Defect.INCONSISTENT_FIELDS
+        return None
+
+
+def project_residuals(
+    assessment: ContractAssessment,
+) -> tuple[ContractResidual, ...] | StageRefusal:
+    """Project each blocker of a refused assessment, in order, into a residual.
+
+    Refusal reasons: ``assessment_malformed`` and ``assessment_runnable`` (a runnable
+    assessment has nothing to project).
+    """
+    found = inspect_record(assessment, ContractAssessment)
+    if found is not None:
+        return refuse(Stage.RESIDUAL, "assessment_malformed", found=found)
+    if assessment.status is AssessmentStatus.RUNNABLE:
+        return refuse(
+            Stage.RESIDUAL, "assessment_runnable", subject_digest=assessment.assessment_id
+        )
+    return tuple(
+        ContractResidual.sealed(
+            schema_version=RESIDUAL_SCHEMA_VERSION,
+            problem_frame_digest=assessment.problem_frame_digest,
+            contract_assessment_id=assessment.assessment_id,
+            candidate_organ=assessment.organ,
+            blocker_index=index,
+            kind=residual_kind_for(blocker.code),
+            residual_code=blocker.code.value,
+            role=blocker.role,
+            evidence_spans=blocker.evidence_spans,
+            explanation=f"{residual_kind_for(blocker.code).value}: {blocker.code.value}",
+        )
+        for index, blocker in enumerate(assessment.blockers)
+    )
