@@ -433,6 +433,7 @@ class Record:
     __slots__ = ()
     SCHEMA: ClassVar[tuple[tuple[str, FieldCheck], ...]] = ()
     ID_FIELD: ClassVar[str | None] = None
+    SELF_SEALED: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         found = self.find_defect()
@@ -466,10 +467,14 @@ class Record:
         }
 
     def identity_payload(self) -> dict[str, Any]:
-        """What the record's own identity hashes: every field but prose, its id blanked."""
+        """What the record's own identity hashes: every field but prose, its id blanked
+        (a self-seal, docs/adr/0003) or, where ``SELF_SEALED`` is false, left out."""
         payload = self.to_json(drop_explanations=True)
         if self.ID_FIELD is not None:
-            payload[self.ID_FIELD] = ""
+            if self.SELF_SEALED:
+                payload[self.ID_FIELD] = ""
+            else:
+                del payload[self.ID_FIELD]
         return payload
 
     def compute_id(self) -> str:
@@ -480,8 +485,11 @@ class Record:
         """Construct the record with its identity field computed from the other fields."""
         assert cls.ID_FIELD is not None
         draft = object.__new__(cls)
-        for name, value in fields.items():
-            object.__setattr__(draft, name, value)
+        for field in dataclasses.fields(cls):  # type: ignore[arg-type]
+            if field.name in fields:
+                object.__setattr__(draft, field.name, fields[field.name])
+            elif field.default is not dataclasses.MISSING:
+                object.__setattr__(draft, field.name, field.default)
         object.__setattr__(draft, cls.ID_FIELD, "")
         return cls(**{**fields, cls.ID_FIELD: draft.compute_id()})
 

@@ -183,7 +183,8 @@ class BudgetCharge(Record):
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class CandidateAttempt(Record):
-    """One ordered attempt (ADR-0228 §8). ``attempt_id`` self-seals every field but prose.
+    """One ordered attempt (ADR-0228 §8). ``attempt_id`` hashes exactly the fields that
+    §10 lists: every field but itself and prose.
 
     ``step_index`` is the number of steps charged before this attempt, so the index and the
     charges of a run check each other.
@@ -205,6 +206,7 @@ class CandidateAttempt(Record):
     explanation: str
 
     ID_FIELD: ClassVar = "attempt_id"
+    SELF_SEALED: ClassVar = False
     SCHEMA: ClassVar = (
         ("attempt_id", digest),
         ("attempt_index", non_negative_int),

@@ -1,0 +1,94 @@
+"""Primitive strategies: digests, versions, codes, hostile text, and exact spans.
+
+Text is hostile on purpose: combining marks, astral characters, NUL and other control
+characters all appear in valid text; lone surrogates appear only in the malformed strategies,
+because a string holding one cannot be encoded as UTF-8 and so can never be hashed.
+"""
+
+from __future__ import annotations
+
+import string
+
+from hypothesis import strategies as st
+
+from practice_loop.kernel import SourceSpan
+
+HEX = "0123456789abcdef"
+
+digests = st.text(HEX, min_size=64, max_size=64)
+"""Valid full lowercase SHA-256 hex digests."""
+
+malformed_digests = st.one_of(
+    st.text(HEX, min_size=0, max_size=63),
+    st.text(HEX, min_size=65, max_size=80),
+    st.text(HEX.upper(), min_size=64, max_size=64).filter(lambda s: s != s.lower()),
+    st.text(HEX + "g-", min_size=64, max_size=64).filter(lambda s: not set(s) <= set(HEX)),
+)
+"""Strings that look like digests but are short, long, upper-case or non-hex."""
+
+codes = st.from_regex(r"[a-z][a-z0-9_]{0,15}", fullmatch=True)
+versions = st.builds(
+    lambda name, number: f"{name}.v{number}",
+    st.from_regex(r"[a-z][a-z0-9_]{0,12}", fullmatch=True),
+    st.integers(1, 99),
+)
+malformed_versions = st.one_of(
+    st.just(""),
+    st.just("compute_budget"),
+    st.just("compute_budget.v0"),
+    st.just("Compute_Budget.v1"),
+    st.just("compute_budget.V1"),
+    st.text(string.punctuation, min_size=1, max_size=8),
+)
+
+hostile_characters = st.one_of(
+    st.characters(codec="utf-8"),
+    st.characters(categories=("Mn", "Me")),  # combining marks
+    st.characters(min_codepoint=0x10000, max_codepoint=0x10FFFF, codec="utf-8"),  # astral
+    st.characters(categories=("Cc",)),  # NUL and control characters
+)
+span_texts = st.text(hostile_characters, min_size=1, max_size=24)
+"""Non-empty, surrogate-free text, hostile in every other way."""
+
+labels = st.text(hostile_characters, min_size=1, max_size=12)
+
+lone_surrogates = st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF)
+texts_with_lone_surrogate = st.builds(
+    lambda before, surrogate, after: before + surrogate + after,
+    st.text(st.characters(codec="utf-8"), max_size=5),
+    lone_surrogates,
+    st.text(st.characters(codec="utf-8"), max_size=5),
+)
+
+source_texts = st.text(hostile_characters, min_size=1, max_size=80)
+
+
+@st.composite
+def spans_in(draw: st.DrawFn, source: str) -> SourceSpan:
+    """An exact, non-empty slice of ``source``."""
+    start = draw(st.integers(0, len(source) - 1))
+    end = draw(st.integers(start + 1, len(source)))
+    sentence_index = draw(st.integers(0, 8))
+    return SourceSpan(source[start:end], start, end, sentence_index)
+
+
+@st.composite
+def spans(draw: st.DrawFn) -> SourceSpan:
+    """A well-formed span with its own text (not tied to any source)."""
+    text = draw(span_texts)
+    start = draw(st.integers(0, 10_000))
+    return SourceSpan(text, start, start + len(text), draw(st.integers(0, 64)))
+
+
+def span_sequences(min_size: int = 0, max_size: int = 6) -> st.SearchStrategy[tuple[SourceSpan, ...]]:
+    """Ordered span tuples that keep duplicates: some entries are drawn again on purpose."""
+
+    @st.composite
+    def build(draw: st.DrawFn) -> tuple[SourceSpan, ...]:
+        pool = draw(st.lists(spans(), min_size=max(1, min_size), max_size=max(1, max_size)))
+        picks = draw(
+            st.lists(st.sampled_from(pool), min_size=min_size, max_size=max_size)
+        )
+        return tuple(picks)
+
+    return build()

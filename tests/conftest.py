@@ -1,0 +1,37 @@
+"""Hypothesis profiles shared by every test (tests/README.md).
+
+``dev`` is the local default; ``ci`` is chosen when ``CI=true`` (derandomized, so a CI
+failure reproduces from the same seed); ``nightly`` is for long campaigns with a persistent
+example database. ``HYPOTHESIS_PROFILE`` overrides the choice.
+"""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import HealthCheck, settings
+from hypothesis.database import DirectoryBasedExampleDatabase
+
+settings.register_profile("dev", max_examples=60, deadline=None)
+settings.register_profile(
+    "ci",
+    max_examples=150,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile(
+    "nightly",
+    max_examples=5_000,
+    deadline=None,
+    database=DirectoryBasedExampleDatabase(
+        os.environ.get("PRACTICE_LOOP_EXAMPLE_DB", ".hypothesis/nightly")
+    ),
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+
+_default = "ci" if os.environ.get("CI", "").lower() == "true" else "dev"
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", _default))
