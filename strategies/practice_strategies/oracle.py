@@ -71,7 +71,9 @@ def frame_payload(frame: Any) -> dict[str, Any]:
             }
             for f in frame.facts
         ],
-        "cues": [{"direction": _value(c.direction), "span": span_payload(c.span)} for c in frame.cues],
+        "cues": [
+            {"direction": _value(c.direction), "span": span_payload(c.span)} for c in frame.cues
+        ],
         "proposals": [
             {"relation_type": p.relation_type, "bindings": [binding(b) for b in p.bindings]}
             for p in frame.proposals
@@ -156,14 +158,14 @@ def refusal_id(refusal: Any) -> str:
     )
 
 
-def gate_input_digest(assessment: Any | None, residual_ids: Any | None) -> str:
+def gate_input_digest(gate: Any) -> str:
+    """docs/adr/0002: the residual context, from the fields the decision carries."""
     return digest_of(
         {
             "schema_version": "search_gate_input.v1",
-            "problem_frame_digest": None if assessment is None else assessment.problem_frame_digest,
-            "contract_assessment_id": None if assessment is None else assessment.assessment_id,
-            "assessment_status": None if assessment is None else _value(assessment.status),
-            "residual_ids": None if residual_ids is None else list(residual_ids),
+            "problem_frame_digest": gate.problem_frame_digest,
+            "contract_assessment_id": gate.contract_assessment_id,
+            "residual_ids": list(gate.residual_ids),
         }
     )
 
@@ -365,6 +367,11 @@ def operator_set_id(manifest: Any) -> str:
             "max_parallelism": r.max_parallelism,
             "schema_versions": [list(pair) for pair in r.schema_versions],
             "policy_versions": [list(pair) for pair in r.policy_versions],
+            "input_obligations": list(r.input_obligations),
+            "output_candidate_shape": r.output_candidate_shape,
+            "ordering_key": list(r.ordering_key),
+            "forbidden_side_effects": list(r.forbidden_side_effects),
+            "replay_obligations": list(r.replay_obligations),
         }
 
     return digest_of(

@@ -41,16 +41,43 @@ malformed_versions = st.one_of(
     st.text(string.punctuation, min_size=1, max_size=8),
 )
 
-hostile_characters = st.one_of(
-    st.characters(codec="utf-8"),
-    st.characters(categories=("Mn", "Me")),  # combining marks
-    st.characters(min_codepoint=0x10000, max_codepoint=0x10FFFF, codec="utf-8"),  # astral
-    st.characters(categories=("Cc",)),  # NUL and control characters
+# One example each of what breaks naive text handling: NUL and other controls, combining
+# marks (alone and stacked), zero-width and bidi characters, a BOM, astral characters
+# (emoji, a regional-indicator pair, Gothic) and right-to-left scripts.
+HOSTILE_CHUNKS = (
+    "\x00",
+    "\x01\x1f\x7f",
+    "\u0301",
+    "e\u0301\u0308\u20dd",
+    "\u200b\u200d\u2066",
+    "\ufeff",
+    "\U0001f600",
+    "\U0001f1eb\U0001f1f7",
+    "\U00010348",
+    "\u05d0\u0644",
 )
-span_texts = st.text(hostile_characters, min_size=1, max_size=24)
+
+hostile_characters = st.characters(codec="utf-8")
+"""Any code point UTF-8 can encode (surrogates excluded): controls, marks, astral included."""
+
+
+def _with_hostile_chunk(max_size: int) -> st.SearchStrategy[str]:
+    # Drawing characters one by one from a mixed alphabet is slow; plain ``characters`` text
+    # with one hostile chunk spliced in at a drawn position keeps every hostile family in play.
+    return st.builds(
+        lambda base, chunk, cut: (
+            base[: cut % (len(base) + 1)] + chunk + base[cut % (len(base) + 1) :]
+        ),
+        st.text(hostile_characters, max_size=max_size),
+        st.sampled_from(("",) + HOSTILE_CHUNKS),
+        st.integers(0, max_size),
+    ).filter(bool)
+
+
+span_texts = _with_hostile_chunk(20)
 """Non-empty, surrogate-free text, hostile in every other way."""
 
-labels = st.text(hostile_characters, min_size=1, max_size=12)
+labels = _with_hostile_chunk(8)
 
 lone_surrogates = st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF)
 texts_with_lone_surrogate = st.builds(
@@ -60,7 +87,7 @@ texts_with_lone_surrogate = st.builds(
     st.text(st.characters(codec="utf-8"), max_size=5),
 )
 
-source_texts = st.text(hostile_characters, min_size=1, max_size=80)
+source_texts = _with_hostile_chunk(60)
 
 
 @st.composite
@@ -80,15 +107,15 @@ def spans(draw: st.DrawFn) -> SourceSpan:
     return SourceSpan(text, start, start + len(text), draw(st.integers(0, 64)))
 
 
-def span_sequences(min_size: int = 0, max_size: int = 6) -> st.SearchStrategy[tuple[SourceSpan, ...]]:
+def span_sequences(
+    min_size: int = 0, max_size: int = 6
+) -> st.SearchStrategy[tuple[SourceSpan, ...]]:
     """Ordered span tuples that keep duplicates: some entries are drawn again on purpose."""
 
     @st.composite
     def build(draw: st.DrawFn) -> tuple[SourceSpan, ...]:
         pool = draw(st.lists(spans(), min_size=max(1, min_size), max_size=max(1, max_size)))
-        picks = draw(
-            st.lists(st.sampled_from(pool), min_size=min_size, max_size=max_size)
-        )
+        picks = draw(st.lists(st.sampled_from(pool), min_size=min_size, max_size=max_size))
         return tuple(picks)
 
     return build()

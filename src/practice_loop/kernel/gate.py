@@ -77,7 +77,7 @@ GATE_STATUS_BY_REASON: dict[GateReason, SearchGateStatus] = {
 
 _REASON_BY_VALUE = {reason.value: reason for reason in GateReason}
 
-# search_gate.v1: the one residual kind that is eligible, and the reason it is given.
+# search_gate.v1: the reason a single residual of each searchable kind is given.
 ELIGIBLE_REASON_BY_KIND: dict[ResidualKind, GateReason] = {
     ResidualKind.MISSING_ROLE: GateReason.ELIGIBLE_MISSING_ROLE,
     ResidualKind.MISSING_RELATION: GateReason.ELIGIBLE_MISSING_RELATION,
@@ -128,13 +128,19 @@ class SearchGateDecision(Record):
         known = _REASON_BY_VALUE.get(self.reason_code)
         if known is not None and GATE_STATUS_BY_REASON[known] is not self.status:
             return "status", Defect.INCONSISTENT_FIELDS
+        # The three assessment-derived fields are present together or absent together.
+        derived = (self.problem_frame_digest, self.contract_assessment_id, self.candidate_organ)
+        if len({value is None for value in derived}) != 1:
+            return "contract_assessment_id", Defect.INCONSISTENT_FIELDS
         if self.status is SearchGateStatus.ELIGIBLE and (
-            len(self.residual_ids) != 1
-            or self.candidate_organ is None
-            or self.contract_assessment_id is None
-            or not self.evidence_spans
+            len(self.residual_ids) != 1 or self.candidate_organ is None or not self.evidence_spans
         ):
             return "residual_ids", Defect.INCONSISTENT_FIELDS
+        expected = gate_input_digest(
+            self.problem_frame_digest, self.contract_assessment_id, self.residual_ids
+        )
+        if self.input_digest != expected:
+            return "input_digest", Defect.IDENTITY_MISMATCH
         return None
 
     @property
@@ -143,17 +149,20 @@ class SearchGateDecision(Record):
         return self.status is SearchGateStatus.ELIGIBLE
 
 
-def _gate_input_digest(
-    assessment: ContractAssessment | None, residual_ids: tuple[str, ...] | None
+def gate_input_digest(
+    problem_frame_digest: str | None,
+    contract_assessment_id: str | None,
+    residual_ids: tuple[str, ...],
 ) -> str:
-    """The residual context's identity; parts that failed validation are ``None``."""
+    """The residual context's identity, from fields the decision itself carries, so that any
+    holder of the decision can reproduce it (ADR-0228 §6); unvalidated parts are ``None``
+    and malformed residuals contribute no id."""
     return sha256_digest(
         {
             "schema_version": GATE_INPUT_SCHEMA_VERSION,
-            "problem_frame_digest": assessment.problem_frame_digest if assessment else None,
-            "contract_assessment_id": assessment.assessment_id if assessment else None,
-            "assessment_status": assessment.status.value if assessment else None,
-            "residual_ids": list(residual_ids) if residual_ids is not None else None,
+            "problem_frame_digest": problem_frame_digest,
+            "contract_assessment_id": contract_assessment_id,
+            "residual_ids": list(residual_ids),
         }
     )
 
@@ -209,15 +218,15 @@ def decide_search_gate(
     residual_ids = tuple(residual.residual_id for residual in valid_residuals)
     status = GATE_STATUS_BY_REASON[reason]
     explanation = f"{status.value}: {reason.value}" + (f" ({detail})" if detail else "")
+    frame_digest = valid_assessment.problem_frame_digest if valid_assessment else None
+    assessment_id = valid_assessment.assessment_id if valid_assessment else None
     return SearchGateDecision.sealed(
         policy_version=SEARCH_GATE_POLICY_VERSION,
-        input_digest=_gate_input_digest(
-            valid_assessment, residual_ids if residuals_defect is None else None
-        ),
+        input_digest=gate_input_digest(frame_digest, assessment_id, residual_ids),
         status=status,
         reason_code=reason.value,
-        problem_frame_digest=valid_assessment.problem_frame_digest if valid_assessment else None,
-        contract_assessment_id=valid_assessment.assessment_id if valid_assessment else None,
+        problem_frame_digest=frame_digest,
+        contract_assessment_id=assessment_id,
         residual_ids=residual_ids,
         candidate_organ=valid_assessment.organ if valid_assessment else None,
         evidence_spans=tuple(span for r in valid_residuals for span in r.evidence_spans),

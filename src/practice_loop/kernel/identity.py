@@ -63,29 +63,66 @@ class CanonicalizationError(ValueError):
 
 def has_lone_surrogate(text: str) -> bool:
     """True when ``text`` holds a UTF-16 surrogate code point, which UTF-8 cannot encode."""
-    return any("\ud800" <= char <= "\udfff" for char in text)
+    if text.isascii():
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
-def _check_scalar(value: object, where: str) -> None:
+def _scalar_reason(value: object) -> CanonicalReason | None:
     kind = type(value)
     if kind is str:
         if len(value) > MAX_TEXT_LENGTH:  # type: ignore[arg-type]
-            raise CanonicalizationError(CanonicalReason.SIZE_EXCEEDED, where)
+            return CanonicalReason.SIZE_EXCEEDED
         if has_lone_surrogate(value):  # type: ignore[arg-type]
-            raise CanonicalizationError(CanonicalReason.LONE_SURROGATE, where)
-    elif kind is int:
-        if not -MAX_SAFE_INT <= value <= MAX_SAFE_INT:  # type: ignore[operator]
-            raise CanonicalizationError(CanonicalReason.INT_OUT_OF_RANGE, where)
-    elif kind is bool or value is None:
-        return
-    elif kind is float:
+            return CanonicalReason.LONE_SURROGATE
+        return None
+    if kind is int:
+        in_range = -MAX_SAFE_INT <= value <= MAX_SAFE_INT  # type: ignore[operator]
+        return None if in_range else CanonicalReason.INT_OUT_OF_RANGE
+    if kind is bool or value is None:
+        return None
+    if kind is float:
         finite = value == value and value not in (float("inf"), float("-inf"))
-        reason = CanonicalReason.FLOAT_NOT_ALLOWED if finite else CanonicalReason.NON_FINITE_FLOAT
-        raise CanonicalizationError(reason, where)
-    elif isinstance(value, (str, int, float, list, tuple, dict)):
-        raise CanonicalizationError(CanonicalReason.SUBCLASS_NOT_ALLOWED, where)
-    else:
-        raise CanonicalizationError(CanonicalReason.UNSUPPORTED_TYPE, where)
+        return CanonicalReason.FLOAT_NOT_ALLOWED if finite else CanonicalReason.NON_FINITE_FLOAT
+    if isinstance(value, (str, int, float, list, tuple, dict)):
+        return CanonicalReason.SUBCLASS_NOT_ALLOWED
+    return CanonicalReason.UNSUPPORTED_TYPE
+
+
+def _first_violation(payload: object, with_paths: bool) -> tuple[CanonicalReason, str] | None:
+    """Walk ``payload`` iteratively; paths are built only when asked, since they cost."""
+    pending: list[tuple[object, int, str]] = [(payload, 0, "$")]
+    nodes = 0
+    while pending:
+        value, depth, where = pending.pop()
+        nodes += 1
+        if nodes > MAX_NODES:
+            return CanonicalReason.SIZE_EXCEEDED, where
+        kind = type(value)
+        if kind is dict:
+            if depth >= MAX_DEPTH:
+                return CanonicalReason.DEPTH_EXCEEDED, where
+            for key, item in value.items():  # type: ignore[attr-defined]
+                if type(key) is not str:
+                    return CanonicalReason.KEY_NOT_STR, where
+                reason = _scalar_reason(key)
+                if reason is not None:
+                    return reason, f"{where}.<key>"
+                pending.append((item, depth + 1, f"{where}.{key}" if with_paths else where))
+        elif kind is list or kind is tuple:
+            if depth >= MAX_DEPTH:
+                return CanonicalReason.DEPTH_EXCEEDED, where
+            for index, item in enumerate(value):  # type: ignore[arg-type]
+                pending.append((item, depth + 1, f"{where}[{index}]" if with_paths else where))
+        else:
+            reason = _scalar_reason(value)
+            if reason is not None:
+                return reason, where
+    return None
 
 
 def check_canonical(payload: object) -> None:
@@ -94,29 +131,9 @@ def check_canonical(payload: object) -> None:
     The walk is iterative, so depth is an explicit cap rather than the interpreter's
     recursion limit, and a self-containing list ends at the cap instead of looping.
     """
-    pending: list[tuple[object, int, str]] = [(payload, 0, "$")]
-    nodes = 0
-    while pending:
-        value, depth, where = pending.pop()
-        nodes += 1
-        if nodes > MAX_NODES:
-            raise CanonicalizationError(CanonicalReason.SIZE_EXCEEDED, where)
-        kind = type(value)
-        if kind is dict:
-            if depth >= MAX_DEPTH:
-                raise CanonicalizationError(CanonicalReason.DEPTH_EXCEEDED, where)
-            for key, item in value.items():  # type: ignore[attr-defined]
-                if type(key) is not str:
-                    raise CanonicalizationError(CanonicalReason.KEY_NOT_STR, where)
-                _check_scalar(key, f"{where}.<key>")
-                pending.append((item, depth + 1, f"{where}.{key}"))
-        elif kind is list or kind is tuple:
-            if depth >= MAX_DEPTH:
-                raise CanonicalizationError(CanonicalReason.DEPTH_EXCEEDED, where)
-            for index, item in enumerate(value):  # type: ignore[arg-type]
-                pending.append((item, depth + 1, f"{where}[{index}]"))
-        else:
-            _check_scalar(value, where)
+    if _first_violation(payload, with_paths=False) is not None:
+        reason, where = _first_violation(payload, with_paths=True)  # type: ignore[misc]
+        raise CanonicalizationError(reason, where)
 
 
 def canonical_json(payload: object) -> bytes:
@@ -440,7 +457,7 @@ class Record:
         if found is not None:
             raise RecordError(found)
 
-    def find_defect(self) -> RecordDefect | None:
+    def find_defect(self, *, check_identity: bool = True) -> RecordDefect | None:
         name = type(self).__name__
         for field_name, check in self.SCHEMA:
             found = check(getattr(self, field_name))
@@ -448,7 +465,7 @@ class Record:
                 return RecordDefect(name, field_name, found)
         try:
             cross = self._cross_check()
-            if cross is None and self.ID_FIELD is not None:
+            if cross is None and check_identity and self.ID_FIELD is not None:
                 if getattr(self, self.ID_FIELD) != self.compute_id():
                     cross = (self.ID_FIELD, Defect.IDENTITY_MISMATCH)
         except CanonicalizationError:
@@ -482,16 +499,34 @@ class Record:
 
     @classmethod
     def sealed(cls, **fields: Any) -> Any:
-        """Construct the record with its identity field computed from the other fields."""
+        """Construct the record with its identity field computed from the other fields.
+
+        The fields are validated first (with a placeholder id), then hashed once; going
+        through ``__init__`` would hash them a second time only to compare.
+        """
         assert cls.ID_FIELD is not None
-        draft = object.__new__(cls)
+        record = object.__new__(cls)
         for field in dataclasses.fields(cls):  # type: ignore[arg-type]
             if field.name in fields:
-                object.__setattr__(draft, field.name, fields[field.name])
+                value = fields.pop(field.name)
             elif field.default is not dataclasses.MISSING:
-                object.__setattr__(draft, field.name, field.default)
-        object.__setattr__(draft, cls.ID_FIELD, "")
-        return cls(**{**fields, cls.ID_FIELD: draft.compute_id()})
+                value = field.default
+            elif field.name == cls.ID_FIELD:
+                value = "0" * DIGEST_LENGTH
+            else:
+                raise TypeError(f"{cls.__name__}.sealed() needs {field.name}")
+            object.__setattr__(record, field.name, value)
+        if fields:
+            raise TypeError(f"{cls.__name__}.sealed() got unknown fields {sorted(fields)}")
+        found = record.find_defect(check_identity=False)
+        if found is None:
+            try:
+                object.__setattr__(record, cls.ID_FIELD, record.compute_id())
+            except CanonicalizationError:
+                found = RecordDefect(cls.__name__, "$", Defect.NOT_CANONICAL)
+        if found is not None:
+            raise RecordError(found)
+        return record
 
 
 def inspect_record(value: object, record_type: type) -> RecordDefect | None:

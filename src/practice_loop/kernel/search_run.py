@@ -59,7 +59,6 @@ SUPPORTED_RUN_POLICY_VERSIONS = (
     GEOMETRIC_SEARCH_RUN_POLICY_VERSION,
     GEOMETRIC_SEARCH_RUN_V2_POLICY_VERSION,
 )
-SUPPORTED_GATE_POLICY_VERSIONS = ("search_gate.v1",)
 SUPPORTED_BUDGET_POLICY_VERSIONS = ("compute_budget.v1",)
 SUPPORTED_OPERATOR_SET_VERSIONS = (EMPTY_OPERATOR_SET_VERSION, CANDIDATE_OPERATOR_SET_VERSION)
 
@@ -314,7 +313,9 @@ def lineage_defect(attempts: tuple[CandidateAttempt, ...]) -> RunRefusalReason |
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class OperatorManifestRow(Record):
-    """One operator's static declaration: what it may consume, what it charges, how deep."""
+    """One operator's static declaration (ADR-0228 §8, ADR-0231 §10): what it may consume,
+    what it must check, what it emits, what it charges, how deep, how its attempts are
+    ordered, what it must never do, and what replay must check of its candidates."""
 
     operator_name: str
     operator_version: str
@@ -327,6 +328,11 @@ class OperatorManifestRow(Record):
     max_parallelism: int
     schema_versions: tuple[tuple[str, str], ...]
     policy_versions: tuple[tuple[str, str], ...]
+    input_obligations: tuple[str, ...]
+    output_candidate_shape: str
+    ordering_key: tuple[str, ...]
+    forbidden_side_effects: tuple[str, ...]
+    replay_obligations: tuple[str, ...]
 
     SCHEMA: ClassVar = (
         ("operator_name", code),
@@ -340,6 +346,11 @@ class OperatorManifestRow(Record):
         ("max_parallelism", positive_int),
         ("schema_versions", version_pairs),
         ("policy_versions", version_pairs),
+        ("input_obligations", tuple_of(code, non_empty=True)),
+        ("output_candidate_shape", code),
+        ("ordering_key", tuple_of(code, non_empty=True)),
+        ("forbidden_side_effects", tuple_of(code, non_empty=True)),
+        ("replay_obligations", tuple_of(code, non_empty=True)),
     )
 
     def _cross_check(self) -> tuple[str, Defect] | None:
@@ -599,9 +610,13 @@ class GeometricSearchRun(Record):
         v1 = self.run_policy_version == GEOMETRIC_SEARCH_RUN_POLICY_VERSION
         checks: tuple[tuple[str, bool], ...] = (
             ("run_disposition", self.run_disposition in RUN_DISPOSITIONS),
-            # v1 authorizes only the inert shell (ADR-0228 §4, §18).
+            # v1 authorizes only the inert shell over the empty set (ADR-0228 §4, §13, §18);
+            # operator_set_empty below then forbids attempts and a non-empty set.
             ("opened_run_id", (self.opened_run_id is None) == v1),
-            ("candidate_attempts", not (v1 and attempts)),
+            (
+                "exhaustion_code",
+                not v1 or self.exhaustion_code is RunExhaustionCode.OPERATOR_SET_EMPTY,
+            ),
             ("candidate_attempts", lineage_defect(attempts) is None),
             ("budget_consumed", budget_equations_hold(consumed, attempts)),
             # An exhausted run carries exactly one code; a budget code iff a ceiling stopped it.
@@ -612,7 +627,7 @@ class GeometricSearchRun(Record):
             (
                 "exhaustion_code",
                 (self.exhaustion_code is RunExhaustionCode.OPERATOR_SET_EMPTY)
-                <= (self.operator_set_version == EMPTY_OPERATOR_SET_VERSION and not attempts),
+                == (self.operator_set_version == EMPTY_OPERATOR_SET_VERSION),
             ),
             ("run_disposition", self._disposition_matches(statuses)),
         )

@@ -1,0 +1,248 @@
+"""The public façade: exact exports, and no output field that the ADRs forbid."""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+
+import practice_loop
+import practice_loop.kernel as kernel
+
+EXPECTED_KERNEL_EXPORTS = {
+    # identity
+    "MAX_SAFE_INT",
+    "CanonicalReason",
+    "CanonicalizationError",
+    "Defect",
+    "RecordDefect",
+    "RecordError",
+    "SourceSpan",
+    "Stage",
+    "StageRefusal",
+    "canonical_json",
+    "decode_canonical",
+    "is_digest",
+    "is_version",
+    "sha256_digest",
+    # frame
+    "PROBLEM_FRAME_SCHEMA_VERSION",
+    "UNARY_DELTA_ORGAN",
+    "UNARY_DELTA_RELATION",
+    "Direction",
+    "FrameHazard",
+    "GroundedUnaryDeltaCue",
+    "HazardCode",
+    "ProblemFrame",
+    "QuantityFact",
+    "QuestionTarget",
+    "Role",
+    "RoleBinding",
+    "StateChangeProposal",
+    "problem_frame_digest",
+    # assessment
+    "AssessmentStatus",
+    "Blocker",
+    "BlockerCode",
+    "ContractAssessment",
+    "assess",
+    # proof
+    "Obligation",
+    "ObligationOutcome",
+    "ProofRecord",
+    "ProofStatus",
+    "check_proof",
+    # residual
+    "ContractResidual",
+    "ResidualKind",
+    "project_residuals",
+    # gate
+    "SEARCH_GATE_POLICY_VERSION",
+    "GateReason",
+    "SearchGateDecision",
+    "SearchGateStatus",
+    "decide_search_gate",
+    # budget
+    "COMPUTE_BUDGET_POLICY_VERSION",
+    "COMPUTE_BUDGET_V1",
+    "BudgetLimits",
+    "BudgetPolicyRow",
+    "BudgetReason",
+    "ComputeBudgetDecision",
+    "ComputeBudgetPolicy",
+    "ComputeBudgetStatus",
+    "decide_compute_budget",
+    # search_run
+    "EMPTY_OPERATOR_SET",
+    "GEOMETRIC_SEARCH_RUN_POLICY_VERSION",
+    "GEOMETRIC_SEARCH_RUN_V2_POLICY_VERSION",
+    "BudgetCharge",
+    "BudgetConsumed",
+    "CandidateAttempt",
+    "CandidateReplayStatus",
+    "GeometricSearchInput",
+    "GeometricSearchRun",
+    "OpenedSearchRun",
+    "OperatorManifestRow",
+    "OperatorSetManifest",
+    "RunDisposition",
+    "RunExhaustionCode",
+    "RunRefusalReason",
+    "SearchRunOutcome",
+    "SearchRunRefusal",
+    "open_search_run",
+    "operator_set_id",
+    "record_attempts",
+    "search_input_for",
+}
+
+# ADR-0228 §1, §7 and §17.11; ADR-0231 §8.4; ADR-0227 §3.
+FORBIDDEN_FIELD_NAMES = {
+    "answer",
+    "final_answer",
+    "served_output",
+    "proof",
+    "verdict",
+    "promotion",
+    "mutation",
+    "teaching_update",
+    "pack_update",
+    "policy_update",
+    "identity_update",
+    "workbench_state",
+    "runtime_effect",
+    "confidence",
+    "score",
+    "rank",
+    "priority",
+    "selected",
+    "selected_candidate",
+    "best",
+    "best_candidate",
+    "serving_allowed",
+    "runnable",
+    "truth",
+}
+
+# Records downstream of the assessment: none may carry an answer or authority field.
+# ProofRecord is the organ's own proof stage and is checked separately below.
+ENVELOPE_RECORDS = [
+    kernel.ContractResidual,
+    kernel.SearchGateDecision,
+    kernel.ComputeBudgetDecision,
+    kernel.GeometricSearchInput,
+    kernel.GeometricSearchRun,
+    kernel.OpenedSearchRun,
+    kernel.SearchRunRefusal,
+    kernel.CandidateAttempt,
+    kernel.BudgetCharge,
+    kernel.BudgetConsumed,
+    kernel.OperatorManifestRow,
+    kernel.OperatorSetManifest,
+    kernel.StageRefusal,
+]
+
+
+def test_kernel_exports_are_exact():
+    """ADR-0228 §17.1: the public API is exactly what the ADRs allow, no more, no less."""
+    assert set(kernel.__all__) == EXPECTED_KERNEL_EXPORTS
+    assert len(kernel.__all__) == len(set(kernel.__all__))
+    for name in kernel.__all__:
+        assert hasattr(kernel, name), name
+
+
+def test_package_facade_is_minimal():
+    """The top-level package re-exports nothing of the kernel."""
+    assert practice_loop.__all__ == ["__version__"]
+
+
+def test_search_run_exports_are_inert():
+    """ADR-0228 §17.1: the run's exports are values, closed enums, and pure functions."""
+    run_exports = [
+        "BudgetCharge",
+        "BudgetConsumed",
+        "CandidateAttempt",
+        "GeometricSearchInput",
+        "GeometricSearchRun",
+        "OpenedSearchRun",
+        "SearchRunRefusal",
+        "OperatorManifestRow",
+        "OperatorSetManifest",
+    ]
+    for name in run_exports:
+        record = getattr(kernel, name)
+        assert dataclasses.is_dataclass(record)
+        params = record.__dataclass_params__
+        assert params.frozen, name
+        assert hasattr(record, "__slots__"), name
+    for name in [
+        "RunDisposition",
+        "RunExhaustionCode",
+        "CandidateReplayStatus",
+        "RunRefusalReason",
+    ]:
+        assert issubclass(getattr(kernel, name), enum.Enum)
+
+
+def test_no_envelope_record_has_a_forbidden_field():
+    """ADR-0228 §17.11, ADR-0231 §18.18-19: no answer, proof, verdict, score... fields."""
+    for record in ENVELOPE_RECORDS:
+        names = {field.name for field in dataclasses.fields(record)}
+        assert not names & FORBIDDEN_FIELD_NAMES, (record.__name__, names & FORBIDDEN_FIELD_NAMES)
+
+
+def test_proof_record_carries_no_answer_or_authority_field():
+    """ADR-0226 §7E: proof reports obligations; the answer is a later, separate stage."""
+    names = {field.name for field in dataclasses.fields(kernel.ProofRecord)}
+    assert not names & (FORBIDDEN_FIELD_NAMES - {"proof"})
+
+
+def test_closed_vocabularies_are_exactly_the_adrs():
+    """ADR-0227 §5, ADR-0228 §7-§8: the closed enums hold exactly the specified values."""
+    assert {s.value for s in kernel.ComputeBudgetStatus} == {
+        "BUDGET_ALLOWED",
+        "BUDGET_BLOCKED",
+        "BUDGET_ZERO",
+        "BUDGET_UNASSESSABLE",
+    }
+    assert {s.value for s in kernel.SearchGateStatus} == {
+        "ELIGIBLE",
+        "INELIGIBLE",
+        "BLOCKED",
+        "UNASSESSABLE",
+    }
+    assert [d.value for d in kernel.RunDisposition] == [
+        "not_started",
+        "blocked_by_budget",
+        "blocked_by_gate",
+        "invalid_input",
+        "exhausted_no_candidate",
+        "candidate_replay_pending",
+        "candidate_replay_closed",
+        "candidate_replay_refused",
+    ]
+    assert [c.value for c in kernel.RunExhaustionCode] == [
+        "operator_set_empty",
+        "operator_space_depleted",
+        "max_candidates_reached",
+        "max_depth_reached",
+        "max_steps_reached",
+    ]
+    assert [s.value for s in kernel.CandidateReplayStatus] == [
+        "replay_pending",
+        "replay_closed",
+        "replay_refused",
+    ]
+    assert {k.value for k in kernel.ResidualKind} == {
+        "missing_role",
+        "missing_relation",
+        "missing_proposal",
+        "target_unbound",
+        "unclassified",
+    }
+
+
+def test_policy_versions_are_pinned():
+    """ADR-0227 §6, ADR-0228 §4: the exact version strings."""
+    assert kernel.COMPUTE_BUDGET_POLICY_VERSION == "compute_budget.v1"
+    assert kernel.GEOMETRIC_SEARCH_RUN_POLICY_VERSION == "geometric_search_run.v1"
+    assert kernel.SEARCH_GATE_POLICY_VERSION == "search_gate.v1"
