@@ -2,11 +2,13 @@
 
 Families, one module each: ``primitives`` (digests, versions, hostile text, spans),
 ``frames`` (problem frames with knobs), ``chains`` (whole valid chains, a recipe per gate
-reason), ``tampering`` (records construction would refuse) and ``oracle`` (every identity
+reason), ``tampering`` (records construction would refuse), ``budgets`` (example counts for
+parametrized properties) and ``oracle`` (every identity
 recomputed from the ADR field lists without the kernel's hashing helpers).
 """
 
 from . import oracle
+from .budgets import share
 from .chains import FRAME_RECIPES, Chain, build_chain, chains, eligible_chains, run_outcome
 from .frames import ALL_ROLES, problem_frames
 from .primitives import (
@@ -42,6 +44,7 @@ __all__ = [
     "oracle",
     "problem_frames",
     "resealed",
+    "share",
     "run_outcome",
     "source_texts",
     "span_sequences",

@@ -45,6 +45,7 @@ from practice_strategies import (
     oracle,
     resealed,
     run_outcome,
+    share,
     span_sequences,
     tampered,
 )
@@ -297,6 +298,7 @@ def _rebind(chain: Chain, budget) -> Chain:
         ComputeBudgetStatus.BUDGET_UNASSESSABLE,
     ],
 )
+@share(5)
 @given(chain=eligible_chains())
 def test_budget_not_allowed_is_blocked_by_budget(status, chain):
     """ADR-0228 §9 and §16 row 2: blocked, zero and unassessable budgets never start a run."""
@@ -313,6 +315,7 @@ def test_budget_not_allowed_is_blocked_by_budget(status, chain):
 
 
 @pytest.mark.parametrize("field", ["max_candidates", "max_steps"])
+@share(5)
 @given(chain=eligible_chains())
 def test_zero_ceiling_is_blocked_by_budget(field, chain):
     """ADR-0228 §9: max_candidates == 0 or max_steps == 0 refuses initialization."""
@@ -321,6 +324,7 @@ def test_zero_ceiling_is_blocked_by_budget(field, chain):
 
 
 @pytest.mark.parametrize("field", ["max_candidates", "max_depth", "max_steps", "max_parallelism"])
+@share(5)
 @given(chain=eligible_chains(), value=st.integers(-(2**53 - 1), -1))
 def test_negative_limit_is_invalid_input(field, chain, value):
     """ADR-0228 §16 row 6: any negative structural limit; no run."""
@@ -343,6 +347,7 @@ GATE_CROSS_IDENTITIES = [
 
 
 @pytest.mark.parametrize("field, value, reason", GATE_CROSS_IDENTITIES)
+@share(5)
 @given(chain=eligible_chains())
 def test_budget_gate_cross_identity_mismatch(field, value, reason, chain):
     """ADR-0228 §9 and §16 row 3: the budget must name this gate, its policy and its input."""
@@ -395,6 +400,7 @@ INPUT_CORRUPTIONS = [
 
 
 @pytest.mark.parametrize("field, value, reason", INPUT_CORRUPTIONS)
+@share(5)
 @given(chain=eligible_chains())
 def test_run_input_corruptions(field, value, reason, chain):
     """ADR-0228 §6, §9 and §16 rows 3-5: input identities must match the records exactly."""
@@ -435,6 +441,7 @@ def test_operator_set_checks(chain):
 @pytest.mark.parametrize(
     "argument", ["search_input", "gate_decision", "budget_decision", "operator_set"]
 )
+@share(5)
 @given(chain=eligible_chains())
 def test_absent_record_is_not_started(argument, chain):
     """ADR-0228 §9 (absent identity): no run starts; the refusal is not_started."""
@@ -630,6 +637,7 @@ def tampered_status(attempt: CandidateAttempt) -> CandidateAttempt:
 
 
 @pytest.mark.parametrize("reason", sorted(ATTEMPT_FAULTS))
+@share(5)
 @given(chain=eligible_chains())
 def test_attempts_that_cannot_be_reproduced_refuse_the_run(reason, chain):
     """ADR-0228 §16 row 10: an undeclared operator, charge or order stops fail-closed."""
@@ -717,6 +725,11 @@ def _inert_run() -> GeometricSearchRun:
         {"budget_consumed": BudgetConsumed(0, 5, 0, 2, 0, 10, 0, 1, True)},
         {"run_disposition": RunDisposition.CANDIDATE_REPLAY_PENDING},
         {"exhaustion_code": RunExhaustionCode.MAX_STEPS_REACHED},
+        {"exhaustion_code": RunExhaustionCode.OPERATOR_SPACE_DEPLETED},
+        {
+            "exhaustion_code": RunExhaustionCode.MAX_CANDIDATES_REACHED,
+            "budget_consumed": BudgetConsumed(0, 5, 0, 2, 0, 10, 0, 1, True),
+        },
     ],
 )
 def test_run_record_refuses_inconsistent_states(changes):

@@ -274,7 +274,8 @@ def decide_compute_budget(
         and BUDGET_POLICIES.get(policy.version) == policy
     )
     if not policy_ok:
-        given = getattr(policy, "version", "")
+        # Read nothing from a foreign object: its attribute access could run any code.
+        given = getattr(policy, "version", "") if type(policy) is ComputeBudgetPolicy else ""
         shown = given if type(given) is str and version(given) is None else ""
         reason = BudgetReason.POLICY_UNSUPPORTED.value
         return _decision(shown, None, unassessable, reason, ZERO_LIMITS, reason)

@@ -16,7 +16,7 @@ import enum
 import hashlib
 import json
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 MAX_SAFE_INT = 2**53 - 1
@@ -176,6 +176,20 @@ def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
     return result
 
 
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_BRACKETS = re.compile(r"[\[\]{}]")
+
+
+def _nesting_depth(text: str) -> int:
+    """The deepest bracket nesting outside strings, counted without recursion, so that the
+    parser never meets input deeper than the cap (its own limit is the interpreter's stack)."""
+    depth = deepest = 0
+    for bracket in _BRACKETS.findall(_JSON_STRING.sub("", text)):
+        depth += 1 if bracket in "[{" else -1
+        deepest = max(deepest, depth)
+    return deepest
+
+
 def decode_canonical(data: bytes) -> object:
     """Parse bytes that must already be canonical; the inverse of ``canonical_json``.
 
@@ -190,6 +204,8 @@ def decode_canonical(data: bytes) -> object:
         text = data.decode("utf-8", errors="strict")
     except UnicodeDecodeError:
         raise CanonicalizationError(CanonicalReason.INVALID_UTF8, "$") from None
+    if _nesting_depth(text) > MAX_DEPTH:
+        raise CanonicalizationError(CanonicalReason.DEPTH_EXCEEDED, "$")
     try:
         value = json.loads(
             text,
@@ -198,7 +214,7 @@ def decode_canonical(data: bytes) -> object:
             parse_constant=_refuse_constant,
             object_pairs_hook=_unique_keys,
         )
-    except (json.JSONDecodeError, RecursionError):
+    except json.JSONDecodeError:
         raise CanonicalizationError(CanonicalReason.INVALID_JSON, "$") from None
     if canonical_json(value) != data:
         raise CanonicalizationError(CanonicalReason.NOT_CANONICAL, "$")
@@ -539,15 +555,6 @@ def inspect_record(value: object, record_type: type) -> RecordDefect | None:
         return RecordDefect(record_type.__name__, "$", Defect.WRONG_TYPE)
 
 
-def iter_defects(pairs: Iterable[tuple[str, object, FieldCheck]]) -> tuple[str, Defect] | None:
-    """The first failing ``(field, value, check)`` triple, for cross checks."""
-    for field_name, value, check in pairs:
-        found = check(value)
-        if found is not None:
-            return field_name, found
-    return None
-
-
 # --------------------------------------------------------------------------------------------
 # Source spans
 
@@ -577,11 +584,7 @@ class SourceSpan(Record):
             found = check(getattr(self, field_name))
             if found is not None:
                 if found is Defect.NEGATIVE_VALUE:
-                    found = (
-                        Defect.SPAN_SENTENCE_INDEX_NEGATIVE
-                        if field_name == "sentence_index"
-                        else Defect.SPAN_START_NEGATIVE
-                    )
+                    found = _NEGATIVE_SPAN_FIELD[field_name]
                 return RecordDefect("SourceSpan", field_name, found)
         if self.start >= self.end:
             return RecordDefect("SourceSpan", "end", Defect.SPAN_EMPTY_OR_INVERTED)
@@ -589,6 +592,13 @@ class SourceSpan(Record):
             return RecordDefect("SourceSpan", "text", Defect.SPAN_LENGTH_MISMATCH)
         return None
 
+
+# A negative end with a valid start is an inverted span, not a negative start.
+_NEGATIVE_SPAN_FIELD = {
+    "start": Defect.SPAN_START_NEGATIVE,
+    "end": Defect.SPAN_EMPTY_OR_INVERTED,
+    "sentence_index": Defect.SPAN_SENTENCE_INDEX_NEGATIVE,
+}
 
 span_check = nested(SourceSpan)
 spans_check = tuple_of(span_check)

@@ -88,6 +88,9 @@ class ProofRecord(Record):
     )
 
     def _cross_check(self) -> tuple[str, Defect] | None:
+        # Every obligation, once, in order: a proof that skips one is no proof.
+        if tuple(outcome.obligation for outcome in self.obligations) != tuple(Obligation):
+            return "obligations", Defect.INCONSISTENT_FIELDS
         closed = all(outcome.holds for outcome in self.obligations)
         if closed != (self.status is ProofStatus.CLOSED):
             return "status", Defect.INCONSISTENT_FIELDS

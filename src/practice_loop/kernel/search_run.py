@@ -835,9 +835,15 @@ def _initialization_refusal(
     input_ok = inspect_record(search_input, GeometricSearchInput) is None
     gate_ok = inspect_record(gate_decision, SearchGateDecision) is None
     budget_ok = inspect_record(budget_decision, ComputeBudgetDecision) is None
+    # Read nothing from a foreign object: its attribute access could run any code.
+    requested = (
+        getattr(search_input, "run_policy_version", "")
+        if type(search_input) is GeometricSearchInput
+        else ""
+    )
     return _refusal(
         reason,
-        run_policy_version=getattr(search_input, "run_policy_version", ""),
+        run_policy_version=requested,
         input_digest=search_input.input_digest() if input_ok else None,  # type: ignore[union-attr]
         gate_decision_id=gate_decision.decision_id if gate_ok else None,  # type: ignore[union-attr]
         budget_id=budget_decision.budget_id if budget_ok else None,  # type: ignore[union-attr]

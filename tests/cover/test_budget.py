@@ -1,0 +1,781 @@
+"""``compute_budget.v1``: ``decide_compute_budget`` and the ``ComputeBudgetDecision`` record.
+
+Proves ADR-0227 §3-§9 (and ADR-0226 §7C / §8.4): the §8 table row by row from a literal copy
+written here, the §7 ``budget_id`` from a payload built here with ``hashlib`` and ``json``
+(never the kernel's hashing helpers), fail-closed refusals with exact reason codes, policy
+value validation, no adaptive scaling, determinism and non-mutation.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from practice_loop.kernel import (
+    COMPUTE_BUDGET_POLICY_VERSION,
+    COMPUTE_BUDGET_V1,
+    AssessmentStatus,
+    BudgetLimits,
+    BudgetPolicyRow,
+    BudgetReason,
+    ComputeBudgetDecision,
+    ComputeBudgetPolicy,
+    ComputeBudgetStatus,
+    ContractAssessment,
+    Defect,
+    GateReason,
+    RecordError,
+    SearchGateDecision,
+    SearchGateStatus,
+    SourceSpan,
+    canonical_json,
+    decide_compute_budget,
+    decide_search_gate,
+)
+from practice_loop.kernel.budget import BUDGET_POLICIES
+from practice_strategies import (
+    Chain,
+    chains,
+    codes,
+    eligible_chains,
+    malformed_digests,
+    oracle,
+    resealed,
+    share,
+    spans,
+    tampered,
+)
+
+ALLOWED = ComputeBudgetStatus.BUDGET_ALLOWED
+BLOCKED = ComputeBudgetStatus.BUDGET_BLOCKED
+ZERO = ComputeBudgetStatus.BUDGET_ZERO
+UNASSESSABLE = ComputeBudgetStatus.BUDGET_UNASSESSABLE
+LIMITS = ("max_candidates", "max_depth", "max_steps", "max_parallelism")
+SPAN = SourceSpan("seven", 4, 9, 0)
+
+# ADR-0227 §8, written out again: gate reason code, budget reason code and the four limits.
+ADR_0227_TABLE = [
+    ("eligible_missing_role", "budget_allowed_missing_role", 5, 2, 10, 1),
+    ("eligible_missing_relation", "budget_allowed_missing_relation", 5, 2, 10, 1),
+    ("eligible_missing_proposal", "budget_allowed_missing_proposal", 3, 1, 5, 1),
+    ("eligible_target_unbound", "budget_allowed_target_unbound", 5, 2, 10, 1),
+]
+
+
+def _flip(value: str) -> str:
+    """Another well-formed digest: the first hex character changed."""
+    return ("1" if value[0] == "0" else "0") + value[1:]
+
+
+def _fields(record: Any, **changes: Any) -> dict[str, Any]:
+    """Every field of ``record`` but its id, with ``changes`` applied (for ``sealed``)."""
+    fields = {f.name: getattr(record, f.name) for f in dataclasses.fields(record)}
+    del fields[type(record).ID_FIELD]
+    return {**fields, **changes}
+
+
+def _adr_0227_budget_id(budget: Any) -> str:
+    """ADR-0227 §7: the eleven fields in order, canonical JSON, full lowercase SHA-256."""
+    payload = {
+        "policy_version": budget.policy_version,
+        "gate_decision_id": budget.gate_decision_id,
+        "gate_policy_version": budget.gate_policy_version,
+        "gate_input_digest": budget.gate_input_digest,
+        "status": budget.status.value,
+        "reason_code": budget.reason_code,
+        "max_candidates": budget.max_candidates,
+        "max_depth": budget.max_depth,
+        "max_steps": budget.max_steps,
+        "max_parallelism": budget.max_parallelism,
+        "evidence_spans": [
+            {"text": s.text, "start": s.start, "end": s.end, "sentence_index": s.sentence_index}
+            for s in budget.evidence_spans
+        ],
+    }
+    assert len(payload) == 11
+    encoded = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(encoded.encode()).hexdigest()
+
+
+def _limits(budget: Any) -> tuple[int, ...]:
+    return tuple(getattr(budget, name) for name in LIMITS)
+
+
+def _assert_sealed(budget: Any) -> None:
+    """A complete, well-formed record whose §7 identity reproduces three ways."""
+    assert type(budget) is ComputeBudgetDecision
+    assert budget.find_defect() is None
+    assert budget.budget_id == _adr_0227_budget_id(budget) == oracle.budget_id(budget)
+    assert budget.max_wallclock_ms is None
+
+
+def _assert_fail_closed(budget: Any, reason: str) -> None:
+    """ADR-0227 §3, §8: an unassessable budget carries no resource at all."""
+    _assert_sealed(budget)
+    assert budget.status is UNASSESSABLE
+    assert budget.reason_code == reason
+    assert _limits(budget) == (0, 0, 0, 0)
+
+
+def _assert_no_gate(budget: Any) -> None:
+    assert budget.gate_decision_id == budget.gate_policy_version == budget.gate_input_digest == ""
+    assert budget.evidence_spans == ()
+
+
+def test_vocabulary_is_closed() -> None:
+    """ADR-0227 §5, §6: the four statuses, the policy version and the fail-closed reasons."""
+    assert [s.value for s in ComputeBudgetStatus] == [
+        "BUDGET_ALLOWED",
+        "BUDGET_BLOCKED",
+        "BUDGET_ZERO",
+        "BUDGET_UNASSESSABLE",
+    ]
+    assert COMPUTE_BUDGET_POLICY_VERSION == "compute_budget.v1"
+    assert {r.value for r in BudgetReason} == {
+        "budget_blocked_gate_ineligible",
+        "budget_blocked_gate_blocked",
+        "budget_blocked_gate_unassessable",
+        "budget_unassessable_unknown_reason_code",
+        "budget_unassessable_gate_malformed",
+        "budget_unassessable_gate_policy_unsupported",
+        "budget_unassessable_gate_identity_mismatch",
+        "budget_unassessable_policy_unsupported",
+    }
+
+
+def test_v1_table_is_the_adr_table() -> None:
+    """ADR-0227 §8: compute_budget.v1 holds exactly the four ELIGIBLE rows, each allowed."""
+    rows = [
+        (
+            row.gate_reason_code,
+            row.reason_code,
+            row.limits.max_candidates,
+            row.limits.max_depth,
+            row.limits.max_steps,
+            row.limits.max_parallelism,
+        )
+        for row in COMPUTE_BUDGET_V1.rows
+    ]
+    assert rows == ADR_0227_TABLE
+    assert all(row.status is ALLOWED for row in COMPUTE_BUDGET_V1.rows)
+    assert COMPUTE_BUDGET_V1.version == "compute_budget.v1"
+
+
+# --------------------------------------------------------------------------------------------
+# The §8 table, row by row
+
+
+@pytest.mark.parametrize(
+    "gate_reason, reason_code, candidates, depth, steps, parallelism",
+    ADR_0227_TABLE,
+    ids=[row[0] for row in ADR_0227_TABLE],
+)
+@share(6)
+@given(data=st.data())
+def test_eligible_row(
+    gate_reason: str,
+    reason_code: str,
+    candidates: int,
+    depth: int,
+    steps: int,
+    parallelism: int,
+    data: st.DataObject,
+) -> None:
+    """ADR-0227 §8 rows 2-5: an ELIGIBLE gate with a known reason gets exactly its row."""
+    chain: Chain = data.draw(chains(GateReason(gate_reason)))
+    gate = chain.gate
+    assert gate.status is SearchGateStatus.ELIGIBLE and gate.reason_code == gate_reason
+    for budget in (decide_compute_budget(gate), decide_compute_budget(gate, COMPUTE_BUDGET_V1)):
+        _assert_sealed(budget)
+        assert budget.status is ALLOWED
+        assert budget.reason_code == reason_code
+        assert _limits(budget) == (candidates, depth, steps, parallelism)
+        assert budget.max_parallelism == 1
+        assert budget.policy_version == "compute_budget.v1"
+        assert budget.gate_decision_id == gate.decision_id
+        assert budget.gate_policy_version == "search_gate.v1"
+        assert budget.gate_input_digest == gate.input_digest
+        assert budget.evidence_spans == gate.evidence_spans
+        assert budget == chain.budget
+
+
+def _unassessable_gate(make: Callable[[Chain], tuple[Any, Any]]) -> Any:
+    return chains().map(lambda c: decide_search_gate(*make(c)))
+
+
+def _refused_without_blockers(c: Chain) -> tuple[Any, Any]:
+    fields = _fields(c.assessment, status=AssessmentStatus.REFUSED, blockers=())
+    return ContractAssessment.sealed(**fields), ()
+
+
+# Non-ELIGIBLE gates from real chains: the gate status they carry and how they were made.
+NON_ELIGIBLE = [
+    pytest.param("BLOCKED", chains(GateReason.ASSESSMENT_RUNNABLE), id="blocked_runnable"),
+    pytest.param("BLOCKED", chains(GateReason.RESIDUAL_WITHOUT_EVIDENCE), id="blocked_no_evidence"),
+    pytest.param("INELIGIBLE", chains(GateReason.UNCLASSIFIED_RESIDUAL), id="ineligible_hazard"),
+    pytest.param("INELIGIBLE", chains(GateReason.MULTIPLE_RESIDUALS), id="ineligible_multiple"),
+    pytest.param(
+        "UNASSESSABLE",
+        _unassessable_gate(lambda c: (None, c.residuals)),
+        id="unassessable_assessment_malformed",
+    ),
+    pytest.param(
+        "UNASSESSABLE",
+        _unassessable_gate(lambda c: (c.assessment, list(c.residuals))),
+        id="unassessable_residuals_malformed",
+    ),
+    pytest.param(
+        "UNASSESSABLE",
+        eligible_chains().map(lambda c: decide_search_gate(c.assessment, ())),
+        id="unassessable_context_mismatch",
+    ),
+    pytest.param(
+        "UNASSESSABLE", _unassessable_gate(_refused_without_blockers), id="unassessable_no_residual"
+    ),
+]
+
+
+@pytest.mark.parametrize("gate_status, source", NON_ELIGIBLE)
+@share(8)
+@given(data=st.data())
+def test_non_eligible_gate_is_blocked_with_zero_limits(
+    gate_status: str, source: Any, data: st.DataObject
+) -> None:
+    """ADR-0227 §8 row 1 and §3: any non-ELIGIBLE gate gives BUDGET_BLOCKED, every limit 0."""
+    drawn = data.draw(source)
+    gate = drawn.gate if isinstance(drawn, Chain) else drawn
+    assert gate.status.value == gate_status
+    budget = decide_compute_budget(gate)
+    _assert_sealed(budget)
+    assert budget.status is BLOCKED
+    assert budget.reason_code == f"budget_blocked_gate_{gate_status.lower()}"
+    assert _limits(budget) == (0, 0, 0, 0)
+    assert budget.policy_version == "compute_budget.v1"
+    assert budget.gate_decision_id == gate.decision_id
+    assert budget.gate_policy_version == gate.policy_version
+    assert budget.gate_input_digest == gate.input_digest
+    assert budget.evidence_spans == gate.evidence_spans
+
+
+@share(4)
+@given(
+    chain=eligible_chains(),
+    code=st.one_of(
+        st.just("eligible_unknown_kind"),
+        codes.map(lambda c: f"eligible_{c}"),
+        codes,
+    ),
+)
+def test_eligible_gate_with_unknown_reason_is_unassessable(chain: Chain, code: str) -> None:
+    """ADR-0227 §8 last row: ELIGIBLE with an unknown reason code is BUDGET_UNASSESSABLE."""
+    assume(code not in {row[0] for row in ADR_0227_TABLE})
+    gate = SearchGateDecision.sealed(**_fields(chain.gate, reason_code=code))
+    assert gate.status is SearchGateStatus.ELIGIBLE and gate.find_defect() is None
+    budget = decide_compute_budget(gate)
+    _assert_fail_closed(budget, "budget_unassessable_unknown_reason_code")
+    assert budget.policy_version == "compute_budget.v1"
+    assert budget.gate_decision_id == gate.decision_id
+    assert budget.gate_input_digest == gate.input_digest
+    assert budget.evidence_spans == gate.evidence_spans
+
+
+# --------------------------------------------------------------------------------------------
+# budget_id (§7)
+
+
+budgets = st.one_of(
+    chains().map(lambda c: c.budget),
+    eligible_chains().map(
+        lambda c: decide_compute_budget(
+            SearchGateDecision.sealed(**_fields(c.gate, reason_code="eligible_unknown_kind"))
+        )
+    ),
+    eligible_chains().map(lambda c: decide_compute_budget(tampered(c.gate, reason_code=5))),
+    eligible_chains().map(lambda c: decide_compute_budget(c.gate, None)),  # type: ignore[arg-type]
+)
+"""Budgets of every status and reason, including those with blank gate fields."""
+
+
+@share(3)
+@given(budget=budgets)
+def test_budget_id_is_the_adr_payload(budget: ComputeBudgetDecision) -> None:
+    """ADR-0227 §7: budget_id is SHA-256 of canonical JSON over exactly the eleven fields."""
+    assert budget.budget_id == _adr_0227_budget_id(budget)
+    assert budget.budget_id == oracle.budget_id(budget)
+    assert len(budget.budget_id) == 64 and set(budget.budget_id) <= set("0123456789abcdef")
+    assert budget.status is not ZERO  # v1 registers no zero row
+
+
+@share(4)
+@given(
+    chain=chains(),
+    prose=st.text(max_size=40),
+    wallclock=st.one_of(st.none(), st.integers(0, 2**53 - 1)),
+)
+def test_excluded_fields_do_not_change_budget_id(
+    chain: Chain, prose: str, wallclock: int | None
+) -> None:
+    """ADR-0227 §5, §7 exclusions: explanation and max_wallclock_ms never enter budget_id."""
+    budget = chain.budget
+    for changed in (
+        tampered(budget, explanation=prose),
+        tampered(budget, max_wallclock_ms=wallclock),
+        tampered(budget, explanation=prose, max_wallclock_ms=wallclock),
+    ):
+        assert changed.compute_id() == budget.budget_id
+        assert _adr_0227_budget_id(changed) == budget.budget_id
+        assert changed.find_defect() is None
+
+
+def _other_status(status: ComputeBudgetStatus) -> ComputeBudgetStatus:
+    return BLOCKED if status is ALLOWED else ALLOWED
+
+
+# Each of the eleven §7 fields with a change of value.
+CHANGES: list[tuple[str, Callable[[Any], Any]]] = [
+    ("policy_version", lambda b: "compute_budget.v2"),
+    ("gate_decision_id", lambda b: _flip(b.gate_decision_id)),
+    ("gate_policy_version", lambda b: "search_gate.v2"),
+    ("gate_input_digest", lambda b: _flip(b.gate_input_digest)),
+    ("status", lambda b: _other_status(b.status)),
+    ("reason_code", lambda b: b.reason_code + "_x"),
+    ("max_candidates", lambda b: b.max_candidates + 1),
+    ("max_depth", lambda b: b.max_depth + 1),
+    ("max_steps", lambda b: b.max_steps + 1),
+    ("max_parallelism", lambda b: b.max_parallelism + 1),
+    ("evidence_spans", lambda b: b.evidence_spans + (SPAN,)),
+]
+
+
+@pytest.mark.parametrize("field, change", CHANGES, ids=[name for name, _ in CHANGES])
+@share(12)
+@given(chain=eligible_chains())
+def test_each_identity_field_changes_budget_id(
+    field: str, change: Callable[[Any], Any], chain: Chain
+) -> None:
+    """ADR-0227 §7 items 1-11: changing any one hashed field changes budget_id."""
+    budget = chain.budget
+    changed = tampered(budget, **{field: change(budget)})
+    assert changed.compute_id() != budget.budget_id
+    assert changed.compute_id() == _adr_0227_budget_id(changed) == oracle.budget_id(changed)
+
+
+@share(4)
+@given(chain=chains(GateReason.ELIGIBLE_MISSING_RELATION), extra=spans())
+def test_span_order_and_duplicates_change_budget_id(chain: Chain, extra: SourceSpan) -> None:
+    """ADR-0227 §7.11: spans are an ordered list; reorder or duplicate and budget_id changes."""
+    budget, spans_ = chain.budget, chain.budget.evidence_spans
+    assume(spans_[::-1] != spans_)
+    variants = [spans_[::-1], spans_ + spans_[:1], spans_ + spans_, spans_ + (extra,)]
+    ids = {budget.budget_id}
+    for variant in variants:
+        ids.add(_adr_0227_budget_id(tampered(budget, evidence_spans=variant)))
+        # The same order change made upstream flows through the gate, preserved as given.
+        regated = decide_compute_budget(resealed(chain.gate, evidence_spans=variant))
+        _assert_sealed(regated)
+        assert regated.status is ALLOWED
+        assert regated.evidence_spans == variant
+        assert regated.budget_id == _adr_0227_budget_id(
+            tampered(
+                budget,
+                **{
+                    "evidence_spans": variant,
+                    "gate_decision_id": regated.gate_decision_id,
+                },
+            )
+        )
+        ids.add(regated.budget_id)
+    assert len(ids) == 1 + 2 * len(variants)
+
+
+# --------------------------------------------------------------------------------------------
+# Fail-closed inputs
+
+
+def _empty_gate(gate: Any) -> Any:
+    return object.__new__(SearchGateDecision)
+
+
+MALFORMED_GATES: list[tuple[str, Callable[[Any], Any]]] = [
+    ("none", lambda g: None),
+    ("json_of_the_gate", lambda g: g.to_json()),
+    ("empty_record", _empty_gate),
+    ("status_is_the_string_eligible", lambda g: tampered(g, status="ELIGIBLE")),
+    ("status_is_a_budget_status", lambda g: tampered(g, status=ALLOWED)),
+    ("reason_code_is_5", lambda g: tampered(g, reason_code=5)),
+    ("reason_code_is_a_bool", lambda g: tampered(g, reason_code=True)),
+    ("candidate_organ_is_a_bool", lambda g: tampered(g, candidate_organ=False)),
+    ("policy_version_is_an_int", lambda g: tampered(g, policy_version=1)),
+    ("policy_version_malformed", lambda g: tampered(g, policy_version="Search_Gate.V1")),
+    ("input_digest_upper_case", lambda g: tampered(g, input_digest=g.input_digest.upper())),
+    ("input_digest_truncated", lambda g: tampered(g, input_digest=g.input_digest[:63])),
+    ("decision_id_not_hex", lambda g: tampered(g, decision_id="g" * 64)),
+    ("residual_ids_a_list", lambda g: tampered(g, residual_ids=list(g.residual_ids))),
+    ("evidence_span_not_a_span", lambda g: tampered(g, evidence_spans=("seven",))),
+    ("explanation_not_text", lambda g: tampered(g, explanation=None)),
+    ("resealed_without_its_residual", lambda g: resealed(g, residual_ids=())),
+    ("resealed_with_another_status", lambda g: resealed(g, status=SearchGateStatus.BLOCKED)),
+]
+
+
+@pytest.mark.parametrize(
+    "corrupt", [c for _, c in MALFORMED_GATES], ids=[n for n, _ in MALFORMED_GATES]
+)
+@share(20)
+@given(chain=eligible_chains())
+def test_malformed_gate_is_unassessable(corrupt: Callable[[Any], Any], chain: Chain) -> None:
+    """ADR-0227 §8, §13.5: a gate that is not a well-formed record fails closed, zero limits."""
+    budget = decide_compute_budget(corrupt(chain.gate))
+    _assert_fail_closed(budget, "budget_unassessable_gate_malformed")
+    _assert_no_gate(budget)
+    assert budget.policy_version == "compute_budget.v1"
+
+
+@share(6)
+@given(
+    chain=chains(), bad=malformed_digests, field=st.sampled_from(["decision_id", "input_digest"])
+)
+def test_malformed_gate_digest_is_unassessable(chain: Chain, bad: str, field: str) -> None:
+    """ADR-0227 §4: decision_id and input_digest must be full lowercase SHA-256 digests."""
+    budget = decide_compute_budget(tampered(chain.gate, **{field: bad}))
+    _assert_fail_closed(budget, "budget_unassessable_gate_malformed")
+    _assert_no_gate(budget)
+
+
+IDENTITY_CHANGES: list[tuple[str, Callable[[Any], Any]]] = [
+    ("input_digest", lambda g: tampered(g, input_digest=_flip(g.input_digest))),
+    ("decision_id", lambda g: tampered(g, decision_id=_flip(g.decision_id))),
+    ("frame_digest", lambda g: tampered(g, problem_frame_digest=_flip(g.problem_frame_digest))),
+    ("residual_id", lambda g: tampered(g, residual_ids=(_flip(g.residual_ids[0]),))),
+    ("evidence_spans", lambda g: tampered(g, evidence_spans=g.evidence_spans + (SPAN,))),
+    ("reason_code", lambda g: tampered(g, reason_code="eligible_missing_proposal")),
+    ("unknown_reason_code", lambda g: tampered(g, reason_code="eligible_unknown_kind")),
+]
+
+
+@pytest.mark.parametrize(
+    "corrupt", [c for _, c in IDENTITY_CHANGES], ids=[n for n, _ in IDENTITY_CHANGES]
+)
+@share(20)
+@given(chain=eligible_chains())
+def test_gate_whose_identity_does_not_reproduce(
+    corrupt: Callable[[Any], Any], chain: Chain
+) -> None:
+    """ADR-0227 §4, §9: a gate whose decision_id no longer reproduces gets no budget."""
+    gate = corrupt(chain.gate)
+    assume(gate != chain.gate)
+    budget = decide_compute_budget(gate)
+    _assert_fail_closed(budget, "budget_unassessable_gate_identity_mismatch")
+    _assert_no_gate(budget)
+
+
+@share(6)
+@given(chain=chains(), version=st.sampled_from(["search_gate.v2", "search_gate.v10", "gate.v1"]))
+def test_unsupported_gate_policy_is_unassessable(chain: Chain, version: str) -> None:
+    """ADR-0227 §4, §9: a gate decided under another policy version is never budgeted."""
+    for gate in (
+        resealed(chain.gate, policy_version=version),
+        tampered(chain.gate, policy_version=version),
+    ):
+        budget = decide_compute_budget(gate)
+        _assert_fail_closed(budget, "budget_unassessable_gate_policy_unsupported")
+        _assert_no_gate(budget)
+
+
+def _changed_row(rows: tuple[BudgetPolicyRow, ...]) -> tuple[BudgetPolicyRow, ...]:
+    first = rows[0]
+    return (dataclasses.replace(first, limits=BudgetLimits(6, 2, 10, 1)),) + rows[1:]
+
+
+ZERO_ROW = BudgetPolicyRow(
+    "eligible_missing_role", ZERO, "budget_zero_missing_role", BudgetLimits(0, 0, 0, 0)
+)
+EXTRA_ROW = BudgetPolicyRow(
+    "eligible_other_kind", ALLOWED, "budget_allowed_other_kind", BudgetLimits(1, 1, 1, 1)
+)
+V1_ROWS = COMPUTE_BUDGET_V1.rows
+
+# A policy that is not the registered compute_budget.v1 value, and the version it shows.
+UNSUPPORTED_POLICIES = [
+    pytest.param(
+        ComputeBudgetPolicy("compute_budget.v1", _changed_row(V1_ROWS)),
+        "compute_budget.v1",
+        id="v1_with_a_changed_row",
+    ),
+    pytest.param(
+        ComputeBudgetPolicy("compute_budget.v1", V1_ROWS[:-1]),
+        "compute_budget.v1",
+        id="v1_with_a_row_dropped",
+    ),
+    pytest.param(
+        ComputeBudgetPolicy("compute_budget.v1", V1_ROWS + (EXTRA_ROW,)),
+        "compute_budget.v1",
+        id="v1_with_a_row_added",
+    ),
+    pytest.param(
+        ComputeBudgetPolicy("compute_budget.v1", (ZERO_ROW,) + V1_ROWS[1:]),
+        "compute_budget.v1",
+        id="v1_with_a_zero_row",
+    ),
+    pytest.param(
+        ComputeBudgetPolicy("compute_budget.v2", V1_ROWS),
+        "compute_budget.v2",
+        id="v2_with_the_v1_rows",
+    ),
+    pytest.param(
+        tampered(COMPUTE_BUDGET_V1, rows=list(V1_ROWS)), "compute_budget.v1", id="v1_rows_as_a_list"
+    ),
+    pytest.param(None, "", id="none"),
+    pytest.param({"version": "compute_budget.v1", "rows": []}, "", id="dict"),
+    pytest.param("compute_budget.v1", "", id="version_string"),
+    pytest.param(V1_ROWS, "", id="bare_rows"),
+]
+
+
+@pytest.mark.parametrize("policy, shown_version", UNSUPPORTED_POLICIES)
+@share(12)
+@given(chain=chains())
+def test_unsupported_policy_is_unassessable(policy: Any, shown_version: str, chain: Chain) -> None:
+    """ADR-0227 §6, §9: only the registered compute_budget.v1 value is honoured."""
+    for gate in (chain.gate, None):
+        budget = decide_compute_budget(gate, policy)  # type: ignore[arg-type]
+        _assert_fail_closed(budget, "budget_unassessable_policy_unsupported")
+        _assert_no_gate(budget)
+        assert budget.policy_version == shown_version
+
+
+@share(6)
+@given(chain=chains(GateReason.ELIGIBLE_MISSING_ROLE))
+def test_budget_zero_needs_an_unregistered_zero_row(chain: Chain) -> None:
+    """ADR-0227 §5: BUDGET_ZERO needs a zero row; BUDGET_POLICIES registers only v1, so refused."""
+    assert BUDGET_POLICIES == {"compute_budget.v1": COMPUTE_BUDGET_V1}
+    assert all(row.status is not ZERO for row in COMPUTE_BUDGET_V1.rows)
+    for version in ("compute_budget.v1", "compute_budget.v2"):
+        policy = ComputeBudgetPolicy(version, (ZERO_ROW,) + V1_ROWS[1:])
+        assert policy.find_defect() is None
+        assert policy.row_for("eligible_missing_role") == ZERO_ROW
+        budget = decide_compute_budget(chain.gate, policy)
+        _assert_fail_closed(budget, "budget_unassessable_policy_unsupported")
+        assert budget.policy_version == version
+
+
+@share(6)
+@given(chain=chains())
+def test_an_equal_copy_of_v1_is_honoured(chain: Chain) -> None:
+    """ADR-0227 §6: the v1 policy is identified by its value, not by object identity."""
+    copy = ComputeBudgetPolicy("compute_budget.v1", tuple(V1_ROWS))
+    assert canonical_json(decide_compute_budget(chain.gate, copy).to_json()) == canonical_json(
+        chain.budget.to_json()
+    )
+
+
+class _RaisingAttributes:
+    """A hostile policy-shaped object: reading any attribute raises."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise RuntimeError(f"no {name}")
+
+
+class _RaisingVersion:
+    """A hostile policy-shaped object whose ``version`` property raises."""
+
+    @property
+    def version(self) -> str:
+        raise ValueError("no version")
+
+
+@pytest.mark.parametrize(
+    "policy",
+    [_RaisingAttributes(), _RaisingVersion()],
+    ids=["raising_getattr", "raising_version_property"],
+)
+def test_hostile_policy_object_fails_closed(policy: Any) -> None:
+    """ADR-0227 §13.5, ADR-0226 §7C: malformed policy input is a refusal, never an exception."""
+    budget = decide_compute_budget(None, policy)  # type: ignore[arg-type]
+    _assert_fail_closed(budget, "budget_unassessable_policy_unsupported")
+    _assert_no_gate(budget)
+
+
+garbage = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=True),
+    st.text(max_size=8),
+    st.binary(max_size=8),
+    st.lists(st.integers() | st.text(max_size=4), max_size=3),
+    st.tuples(st.integers() | st.none()),
+    st.dictionaries(st.text(max_size=4), st.integers() | st.text(max_size=4), max_size=3),
+    st.from_type(type),
+    spans(),
+    st.just(BudgetLimits(5, 2, 10, 1)),
+    st.just(V1_ROWS[0]),
+)
+
+
+@given(gate=garbage, policy=st.one_of(st.just(COMPUTE_BUDGET_V1), garbage))
+def test_garbage_never_raises(gate: object, policy: object) -> None:
+    """ADR-0227 §13.5: decide_compute_budget always answers; garbage fails closed."""
+    budget = decide_compute_budget(gate, policy)  # type: ignore[arg-type]
+    expected = (
+        "budget_unassessable_gate_malformed"
+        if policy is COMPUTE_BUDGET_V1
+        else "budget_unassessable_policy_unsupported"
+    )
+    _assert_fail_closed(budget, expected)
+    _assert_no_gate(budget)
+
+
+# --------------------------------------------------------------------------------------------
+# Policy value validation
+
+
+def _refused(make: Callable[[], Any]) -> Any:
+    with pytest.raises(RecordError) as raised:
+        make()
+    return raised.value.found
+
+
+ROW_DEFECTS: list[tuple[str, str, ComputeBudgetStatus, tuple[int, int, int, int]]] = [
+    ("parallelism_2", "eligible_missing_role", ALLOWED, (5, 2, 10, 2)),
+    ("parallelism_0", "eligible_missing_role", ALLOWED, (5, 2, 10, 0)),
+    ("zero_candidates", "eligible_missing_role", ALLOWED, (0, 2, 10, 1)),
+    ("zero_steps", "eligible_missing_role", ALLOWED, (5, 2, 0, 1)),
+    ("zero_row_with_candidates", "eligible_missing_role", ZERO, (1, 0, 0, 0)),
+    ("zero_row_with_depth", "eligible_missing_role", ZERO, (0, 1, 0, 0)),
+    ("zero_row_with_steps", "eligible_missing_role", ZERO, (0, 0, 1, 0)),
+    ("zero_row_with_parallelism", "eligible_missing_role", ZERO, (0, 0, 0, 1)),
+    ("blocked_row", "eligible_missing_role", BLOCKED, (0, 0, 0, 0)),
+    ("unassessable_row", "eligible_missing_role", UNASSESSABLE, (0, 0, 0, 0)),
+    ("non_eligible_gate_reason", "gate_blocked_assessment_runnable", ALLOWED, (5, 2, 10, 1)),
+    ("gate_reason_without_prefix", "missing_role", ALLOWED, (5, 2, 10, 1)),
+]
+
+
+@pytest.mark.parametrize(
+    "gate_reason, status, limits", [r[1:] for r in ROW_DEFECTS], ids=[r[0] for r in ROW_DEFECTS]
+)
+def test_policy_row_refuses_inconsistent_values(
+    gate_reason: str, status: ComputeBudgetStatus, limits: tuple[int, int, int, int]
+) -> None:
+    """ADR-0227 §8 constraints: rows are ELIGIBLE-only, ALLOWED (parallelism 1) or all zero."""
+    found = _refused(
+        lambda: BudgetPolicyRow(gate_reason, status, "budget_x", BudgetLimits(*limits))
+    )
+    assert found.record == "BudgetPolicyRow"
+    assert found.defect is Defect.INCONSISTENT_FIELDS
+
+
+def test_policy_row_accepts_the_two_lawful_shapes() -> None:
+    """ADR-0227 §8: an ALLOWED row with parallelism 1, or a BUDGET_ZERO row with all zeros."""
+    BudgetPolicyRow("eligible_missing_role", ALLOWED, "budget_x", BudgetLimits(1, 0, 1, 1))
+    BudgetPolicyRow("eligible_missing_role", ZERO, "budget_x", BudgetLimits(0, 0, 0, 0))
+
+
+@given(
+    position=st.integers(0, 3),
+    value=st.one_of(st.integers(max_value=-1), st.booleans()),
+)
+def test_budget_limits_refuse_negative_and_bool(position: int, value: int) -> None:
+    """ADR-0226 §7C: limits are explicit non-negative ints (a bool is not an int)."""
+    limits = [5, 2, 10, 1]
+    limits[position] = value
+    found = _refused(lambda: BudgetLimits(*limits))
+    assert found.field == LIMITS[position]
+    if type(value) is bool:
+        assert found.defect is Defect.BOOL_NOT_INT
+    elif value < -(2**53 - 1):
+        assert found.defect is Defect.INT_OUT_OF_RANGE
+    else:
+        assert found.defect is Defect.NEGATIVE_VALUE
+
+
+@pytest.mark.parametrize(
+    "rows",
+    [
+        V1_ROWS + V1_ROWS[:1],
+        (V1_ROWS[0], dataclasses.replace(V1_ROWS[0], limits=BudgetLimits(1, 1, 1, 1))),
+        (V1_ROWS[0], ZERO_ROW),
+    ],
+    ids=["same_row_twice", "same_reason_other_limits", "same_reason_zero_row"],
+)
+def test_policy_refuses_duplicate_rows(rows: tuple[BudgetPolicyRow, ...]) -> None:
+    """ADR-0227 §8: the table is closed, one row per gate reason."""
+    found = _refused(lambda: ComputeBudgetPolicy("compute_budget.v1", rows))
+    assert found.field == "rows"
+    assert found.defect is Defect.DUPLICATE_ENTRY
+
+
+def _decision(status: ComputeBudgetStatus, **limits: int) -> ComputeBudgetDecision:
+    values = {name: 0 for name in LIMITS} | limits
+    return ComputeBudgetDecision.sealed(
+        policy_version="compute_budget.v1",
+        gate_decision_id="ab" * 32,
+        gate_policy_version="search_gate.v1",
+        gate_input_digest="cd" * 32,
+        status=status,
+        reason_code="budget_test",
+        max_wallclock_ms=None,
+        evidence_spans=(SPAN,),
+        explanation="test",
+        **values,
+    )
+
+
+@pytest.mark.parametrize("field", LIMITS)
+@pytest.mark.parametrize("status", [BLOCKED, ZERO, UNASSESSABLE], ids=lambda s: s.value)
+def test_non_allowed_decision_with_a_limit_is_refused(
+    status: ComputeBudgetStatus, field: str
+) -> None:
+    """ADR-0227 §3: anything but BUDGET_ALLOWED carries no resource; the record refuses it."""
+    _assert_sealed(_decision(status))
+    _decision(ALLOWED, **{field: 1})
+    found = _refused(lambda: _decision(status, **{field: 1}))
+    assert found.record == "ComputeBudgetDecision"
+    assert found.defect is Defect.INCONSISTENT_FIELDS
+
+
+# --------------------------------------------------------------------------------------------
+# No adaptive scaling, determinism, non-mutation
+
+
+@share(4)
+@given(
+    pair=st.sampled_from([GateReason(row[0]) for row in ADR_0227_TABLE]).flatmap(
+        lambda reason: st.tuples(chains(reason), chains(reason))
+    )
+)
+def test_no_adaptive_scaling(pair: tuple[Chain, Chain]) -> None:
+    """ADR-0227 §8 constraints: limits depend on the reason code alone, never on the context."""
+    first, second = pair
+    one = decide_compute_budget(first.gate)
+    two = decide_compute_budget(second.gate)
+    assert first.gate.reason_code == second.gate.reason_code
+    assert (one.status, one.reason_code) == (two.status, two.reason_code)
+    assert _limits(one) == _limits(two)
+    assert one.max_wallclock_ms is two.max_wallclock_ms is None
+    # Deciding other gates in between changes nothing: the policy keeps no state.
+    assert decide_compute_budget(first.gate) == one
+
+
+@share(4)
+@given(chain=chains())
+def test_determinism_and_non_mutation(chain: Chain) -> None:
+    """ADR-0226 §9, ADR-0227 §3: same gate, same bytes; gate and policy are left untouched."""
+    gate_bytes = canonical_json(chain.gate.to_json())
+    policy_bytes = canonical_json(COMPUTE_BUDGET_V1.to_json())
+    first = decide_compute_budget(chain.gate)
+    second = decide_compute_budget(chain.gate, COMPUTE_BUDGET_V1)
+    assert canonical_json(first.to_json()) == canonical_json(second.to_json())
+    assert canonical_json(first.to_json()) == canonical_json(chain.budget.to_json())
+    assert canonical_json(chain.gate.to_json()) == gate_bytes
+    assert canonical_json(COMPUTE_BUDGET_V1.to_json()) == policy_bytes
+    assert chain.gate.find_defect() is None
+    assert BUDGET_POLICIES == {"compute_budget.v1": COMPUTE_BUDGET_V1}

@@ -1,0 +1,338 @@
+"""``ProblemFrame`` and its values: cross checks with exact defects, and the frame digest.
+
+Clauses: ADR-0226 §7A and §10 (exact evidence spans survive unchanged), ADR-0228 §6 and §10
+(the frame digest hashes every field, spans in order, duplicates kept), ADR-0231 §13 (span
+order and duplicates change the identities they take part in), and our span/enum decisions in
+ARCHITECTURE §2.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from practice_loop.kernel import (
+    PROBLEM_FRAME_SCHEMA_VERSION,
+    UNARY_DELTA_ORGAN,
+    UNARY_DELTA_RELATION,
+    Defect,
+    Direction,
+    FrameHazard,
+    GroundedUnaryDeltaCue,
+    HazardCode,
+    ProblemFrame,
+    QuantityFact,
+    QuestionTarget,
+    RecordDefect,
+    RecordError,
+    Role,
+    RoleBinding,
+    SourceSpan,
+    StateChangeProposal,
+    canonical_json,
+    problem_frame_digest,
+)
+from practice_loop.kernel.identity import inspect_record
+from practice_strategies import (
+    ALL_ROLES,
+    malformed_versions,
+    oracle,
+    problem_frames,
+    spans,
+    spans_in,
+    tampered,
+    versions,
+)
+
+replace = dataclasses.replace
+
+EMPTY_FRAME = ProblemFrame(
+    PROBLEM_FRAME_SCHEMA_VERSION, UNARY_DELTA_ORGAN, "Ann had 3 apples.", (), (), (), None, ()
+)
+
+# Frames with one proposal binding at least initial (so bindings exist to alter).
+frames_with_binding = problem_frames(proposal_count=1, bound_roles=ALL_ROLES)
+
+
+def defect_of(build) -> RecordDefect:  # type: ignore[no-untyped-def]
+    with pytest.raises(RecordError) as caught:
+        build()
+    return caught.value.found
+
+
+def with_first_binding(frame: ProblemFrame, **changes: object) -> ProblemFrame:
+    """The frame with its first proposal's first binding changed (validated on construction)."""
+    proposal = frame.proposals[0]
+    first = replace(proposal.bindings[0], **changes)
+    bindings = (first, *proposal.bindings[1:])
+    return replace(frame, proposals=(replace(proposal, bindings=bindings),))
+
+
+# ------------------------------------------------------------------------------------------
+# Well-formed frames
+
+
+@given(problem_frames())
+def test_generated_frames_are_well_formed_and_spans_exact(frame: ProblemFrame) -> None:
+    """ADR-0226 §10 evidence fidelity: every span in a frame is the source at its offsets."""
+    assert inspect_record(frame, ProblemFrame) is None
+    for span in frame.all_spans():
+        assert frame.source_text[span.start : span.end] == span.text
+
+
+@given(problem_frames())
+def test_frame_digest_matches_oracle_and_is_deterministic(frame: ProblemFrame) -> None:
+    """ADR-0228 §6/§10: SHA-256 of canonical JSON over every field; a rebuilt copy agrees."""
+    assert problem_frame_digest(frame) == oracle.problem_frame_digest(frame)
+    assert canonical_json(frame.to_json()) == oracle.canonical_bytes(oracle.frame_payload(frame))
+    rebuilt = replace(frame)
+    assert rebuilt == frame
+    assert problem_frame_digest(rebuilt) == problem_frame_digest(frame)
+
+
+# ------------------------------------------------------------------------------------------
+# Span order and duplicates take part in the frame identity
+
+
+@given(frames_with_binding, st.data())
+def test_swapping_two_binding_spans_changes_the_digest(
+    frame: ProblemFrame, data: st.DataObject
+) -> None:
+    """ADR-0231 §13: reordering evidence spans changes every identity they take part in."""
+    first = data.draw(spans_in(frame.source_text), label="first")
+    second = data.draw(
+        spans_in(frame.source_text).filter(lambda span: span != first), label="second"
+    )
+    forward = with_first_binding(frame, evidence_spans=(first, second))
+    backward = with_first_binding(frame, evidence_spans=(second, first))
+    assert forward.proposals[0].bindings[0].evidence_spans == (first, second)
+    assert problem_frame_digest(forward) != problem_frame_digest(backward)
+    assert problem_frame_digest(backward) == oracle.problem_frame_digest(backward)
+
+
+@given(problem_frames(proposal_count=1, bound_roles=ALL_ROLES, hazard_count=1), st.data())
+def test_duplicating_a_span_changes_the_digest(frame: ProblemFrame, data: st.DataObject) -> None:
+    """ADR-0231 §13 / ADR-0228 §10: duplicate spans are kept and change the identity."""
+    span = data.draw(spans_in(frame.source_text))
+    once = with_first_binding(frame, evidence_spans=(span,))
+    twice = with_first_binding(frame, evidence_spans=(span, span))
+    assert twice.proposals[0].bindings[0].evidence_spans == (span, span)
+    assert problem_frame_digest(once) != problem_frame_digest(twice)
+    assert problem_frame_digest(twice) == oracle.problem_frame_digest(twice)
+    hazard = frame.hazards[0]
+    once = replace(frame, hazards=(replace(hazard, evidence_spans=(span,)),))
+    twice = replace(frame, hazards=(replace(hazard, evidence_spans=(span, span)),))
+    assert twice.hazards[0].evidence_spans == (span, span)
+    assert problem_frame_digest(once) != problem_frame_digest(twice)
+
+
+@given(problem_frames(cue_count=2))
+def test_reordering_cues_changes_the_digest_unless_equal(frame: ProblemFrame) -> None:
+    """ADR-0228 §6: the frame is hashed in the order the reader produced it."""
+    swapped = replace(frame, cues=frame.cues[::-1])
+    same = frame.cues[0] == frame.cues[1]
+    assert (problem_frame_digest(swapped) == problem_frame_digest(frame)) is same
+
+
+# ------------------------------------------------------------------------------------------
+# ProblemFrame cross checks
+
+
+@given(problem_frames(fact_count=2))
+def test_duplicate_fact_ids_are_refused(frame: ProblemFrame) -> None:
+    """ARCHITECTURE §2 (frame): fact ids are unique, else DUPLICATE_ENTRY on facts."""
+    first, second = frame.facts
+    facts = (first, replace(second, fact_id=first.fact_id))
+    found = defect_of(lambda: replace(frame, facts=facts))
+    assert found == RecordDefect("ProblemFrame", "facts", Defect.DUPLICATE_ENTRY)
+
+
+@given(problem_frames(proposal_count=1, bound_roles={Role.INITIAL}, fact_count=2))
+def test_binding_naming_an_unknown_fact_is_refused(frame: ProblemFrame) -> None:
+    """ARCHITECTURE §2 (frame): every binding names a fact that exists, else REFERENCE_UNKNOWN."""
+    found = defect_of(lambda: with_first_binding(frame, fact_id="q_missing"))
+    assert found == RecordDefect("ProblemFrame", "proposals", Defect.REFERENCE_UNKNOWN)
+
+
+@given(problem_frames(proposal_count=1, with_target=False), st.data())
+def test_target_binding_without_frame_target_is_refused(
+    frame: ProblemFrame, data: st.DataObject
+) -> None:
+    """ARCHITECTURE §2 (frame): a target binding needs a question target (REFERENCE_UNKNOWN)."""
+    proposal = frame.proposals[0]
+    span = data.draw(spans_in(frame.source_text))
+    target_binding = RoleBinding(Role.TARGET, None, None, (span,))
+    bound = replace(proposal, bindings=(*proposal.bindings, target_binding))
+    found = defect_of(lambda: replace(frame, proposals=(bound,)))
+    assert found == RecordDefect("ProblemFrame", "proposals", Defect.REFERENCE_UNKNOWN)
+
+
+@given(problem_frames(fact_count=2), st.data())
+def test_span_not_equal_to_source_slice_is_refused(
+    frame: ProblemFrame, data: st.DataObject
+) -> None:
+    """ADR-0226 §10: a span must be exactly source_text[start:end], else SPAN_NOT_IN_SOURCE."""
+    original = frame.facts[0].span
+    where = data.draw(st.sampled_from(["fact", "cue", "target", "hazard", "binding"]))
+    shifted = data.draw(st.booleans())
+    if shifted:  # the same text placed past the end of the source
+        start = len(frame.source_text) + data.draw(st.integers(0, 5))
+        bad = SourceSpan(original.text, start, start + len(original.text), 0)
+    else:  # the right offsets holding other text of the same length
+        other = "".join("a" if char != "a" else "b" for char in original.text)
+        bad = SourceSpan(other, original.start, original.end, original.sentence_index)
+    if where == "fact":
+        fact = replace(frame.facts[0], span=bad)
+        build = lambda: replace(frame, facts=(fact, *frame.facts[1:]))  # noqa: E731
+    elif where == "cue":
+        build = lambda: replace(  # noqa: E731
+            frame, cues=(*frame.cues, GroundedUnaryDeltaCue(Direction.INCREASE, bad))
+        )
+    elif where == "target":
+        entity = frame.facts[0].entity
+        build = lambda: replace(frame, target=QuestionTarget(entity, "u", bad))  # noqa: E731
+    elif where == "hazard":
+        hazard = FrameHazard(HazardCode.RATE_OR_RATIO, (original, bad))
+        build = lambda: replace(frame, hazards=(*frame.hazards, hazard))  # noqa: E731
+    else:
+        direction = RoleBinding(Role.DIRECTION, None, Direction.DECREASE, (original, bad))
+        proposal = StateChangeProposal(UNARY_DELTA_RELATION, (direction,))
+        build = lambda: replace(frame, proposals=(proposal,))  # noqa: E731
+    found = defect_of(build)
+    assert found == RecordDefect("ProblemFrame", "source_text", Defect.SPAN_NOT_IN_SOURCE)
+
+
+@given(versions.filter(lambda v: v != PROBLEM_FRAME_SCHEMA_VERSION))
+def test_unsupported_schema_version_is_refused(version: str) -> None:
+    """ARCHITECTURE §2 (versions): a well-formed but other schema version is VERSION_UNSUPPORTED."""
+    found = defect_of(lambda: replace(EMPTY_FRAME, schema_version=version))
+    assert found == RecordDefect("ProblemFrame", "schema_version", Defect.VERSION_UNSUPPORTED)
+
+
+@given(malformed_versions)
+def test_malformed_schema_version_is_refused(version: str) -> None:
+    """ARCHITECTURE §2 (versions): a string that is no version at all is VERSION_MALFORMED."""
+    found = defect_of(lambda: replace(EMPTY_FRAME, schema_version=version))
+    assert found == RecordDefect("ProblemFrame", "schema_version", Defect.VERSION_MALFORMED)
+
+
+@pytest.mark.parametrize(
+    ("changes", "field", "defect"),
+    [
+        ({"schema_version": "problem_frame.v2"}, "schema_version", Defect.VERSION_UNSUPPORTED),
+        ({"schema_version": "problem_frame"}, "schema_version", Defect.VERSION_MALFORMED),
+        ({"schema_version": None}, "schema_version", Defect.WRONG_TYPE),
+        ({"organ": "other_organ.v1"}, "organ", Defect.VERSION_UNSUPPORTED),
+        ({"source_text": b"text"}, "source_text", Defect.WRONG_TYPE),
+        ({"source_text": "a\ud800"}, "source_text", Defect.TEXT_LONE_SURROGATE),
+        ({"facts": []}, "facts", Defect.SEQUENCE_NOT_TUPLE),
+        ({"cues": None}, "cues", Defect.SEQUENCE_NOT_TUPLE),
+        ({"target": "target"}, "target", Defect.WRONG_RECORD_TYPE),
+        ({"hazards": ("rate_or_ratio",)}, "hazards", Defect.WRONG_RECORD_TYPE),
+    ],
+)
+def test_frame_field_defects_are_exact(changes: dict, field: str, defect: Defect) -> None:
+    """ARCHITECTURE §2: each malformed frame field gives its own closed defect."""
+    found = defect_of(lambda: replace(EMPTY_FRAME, **changes))
+    assert found == RecordDefect("ProblemFrame", field, defect)
+
+
+# ------------------------------------------------------------------------------------------
+# Values of the organ
+
+
+@given(spans())
+def test_role_binding_fields_follow_the_role(span: SourceSpan) -> None:
+    """ARCHITECTURE §2 (frame): exactly the field a role needs is set, else INCONSISTENT_FIELDS."""
+    evidence = (span,)
+    good = [
+        RoleBinding(Role.INITIAL, "q0", None, evidence),
+        RoleBinding(Role.DELTA, "q1", None, evidence),
+        RoleBinding(Role.DIRECTION, None, Direction.INCREASE, evidence),
+        RoleBinding(Role.TARGET, None, None, evidence),
+    ]
+    assert [binding.role for binding in good] == list(Role)
+    cases = [
+        (Role.INITIAL, None, None, "fact_id"),
+        (Role.DELTA, None, None, "fact_id"),
+        (Role.INITIAL, "q0", Direction.DECREASE, "direction"),
+        (Role.DELTA, "q1", Direction.INCREASE, "direction"),
+        (Role.DIRECTION, "q0", Direction.INCREASE, "fact_id"),
+        (Role.DIRECTION, None, None, "direction"),
+        (Role.TARGET, "q0", None, "fact_id"),
+        (Role.TARGET, None, Direction.INCREASE, "direction"),
+    ]
+    for role, fact_id, direction, field in cases:
+        found = defect_of(lambda: RoleBinding(role, fact_id, direction, evidence))  # noqa: B023
+        assert found == RecordDefect("RoleBinding", field, Defect.INCONSISTENT_FIELDS), role
+
+
+@given(spans())
+def test_role_binding_needs_evidence(span: SourceSpan) -> None:
+    """ADR-0231 §13: a binding carries its evidence; an empty evidence tuple is SEQUENCE_EMPTY."""
+    found = defect_of(lambda: RoleBinding(Role.INITIAL, "q0", None, ()))
+    assert found == RecordDefect("RoleBinding", "evidence_spans", Defect.SEQUENCE_EMPTY)
+    found = defect_of(lambda: RoleBinding(Role.INITIAL, "q0", None, [span]))
+    assert found == RecordDefect("RoleBinding", "evidence_spans", Defect.SEQUENCE_NOT_TUPLE)
+
+
+@given(st.sampled_from(list(Role)), spans())
+def test_duplicate_roles_in_a_proposal_are_refused(role: Role, span: SourceSpan) -> None:
+    """ARCHITECTURE §2 (frame): each role at most once per proposal, else DUPLICATE_ENTRY."""
+    fact_id = "q0" if role in (Role.INITIAL, Role.DELTA) else None
+    direction = Direction.INCREASE if role is Role.DIRECTION else None
+    binding = RoleBinding(role, fact_id, direction, (span,))
+    found = defect_of(lambda: StateChangeProposal(UNARY_DELTA_RELATION, (binding, binding)))
+    assert found == RecordDefect("StateChangeProposal", "bindings", Defect.DUPLICATE_ENTRY)
+
+
+@given(spans())
+def test_bare_strings_are_not_enum_members(span: SourceSpan) -> None:
+    """ARCHITECTURE §2 (enums): a bare string for an enum field is UNKNOWN_ENUM_VALUE."""
+    cases = [
+        (lambda: RoleBinding("initial", "q0", None, (span,)), "RoleBinding", "role"),
+        (
+            lambda: RoleBinding(Role.DIRECTION, None, "increase", (span,)),
+            "RoleBinding",
+            "direction",
+        ),
+        (lambda: GroundedUnaryDeltaCue("decrease", span), "GroundedUnaryDeltaCue", "direction"),
+        (lambda: FrameHazard("rate_or_ratio", (span,)), "FrameHazard", "code"),
+    ]
+    for build, record, field in cases:
+        assert defect_of(build) == RecordDefect(record, field, Defect.UNKNOWN_ENUM_VALUE)
+    wrong = defect_of(lambda: GroundedUnaryDeltaCue(1, span))
+    assert wrong == RecordDefect("GroundedUnaryDeltaCue", "direction", Defect.WRONG_TYPE)
+
+
+@given(spans())
+def test_quantity_fact_value_defects(span: SourceSpan) -> None:
+    """ARCHITECTURE §2: a quantity is an exact non-negative int with a non-empty unit."""
+    cases = [
+        ({"value": True}, "value", Defect.BOOL_NOT_INT),
+        ({"value": 1.5}, "value", Defect.FLOAT_NOT_INT),
+        ({"value": -1}, "value", Defect.NEGATIVE_VALUE),
+        ({"value": 2**53}, "value", Defect.INT_OUT_OF_RANGE),
+        ({"unit": ""}, "unit", Defect.TEXT_EMPTY),
+        ({"entity": None}, "entity", Defect.WRONG_TYPE),
+        ({"fact_id": "Q 1"}, "fact_id", Defect.CODE_MALFORMED),
+        ({"span": "span"}, "span", Defect.WRONG_RECORD_TYPE),
+    ]
+    base = {"fact_id": "q0", "value": 3, "unit": "apple", "entity": "Ann", "span": span}
+    assert inspect_record(QuantityFact(**base), QuantityFact) is None
+    for changes, field, defect in cases:
+        found = defect_of(lambda: QuantityFact(**{**base, **changes}))  # noqa: B023
+        assert found == RecordDefect("QuantityFact", field, defect)
+
+
+@given(problem_frames(fact_count=2))
+def test_tampered_nested_value_is_caught_through_the_frame(frame: ProblemFrame) -> None:
+    """identity.Record: a nested record altered after construction is caught by its parent."""
+    fact = tampered(frame.facts[0], value=-5)
+    altered = tampered(frame, facts=(fact, *frame.facts[1:]))
+    found = inspect_record(altered, ProblemFrame)
+    assert found == RecordDefect("ProblemFrame", "facts", Defect.NEGATIVE_VALUE)
+    assert inspect_record(frame, ProblemFrame) is None
