@@ -164,7 +164,7 @@ def _or_blank(check: FieldCheck) -> FieldCheck:
     """``""`` marks an upstream identity that could not be validated (docs/adr/0003)."""
 
     def blank_or(value: object) -> Defect | None:
-        return None if value == "" and type(value) is str else check(value)
+        return None if type(value) is str and value == "" else check(value)
 
     return blank_or
 

@@ -462,7 +462,7 @@ def search_input_for(
 
 
 def _version_or_blank(value: object) -> Defect | None:
-    return None if value == "" and type(value) is str else version(value)
+    return None if type(value) is str and value == "" else version(value)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -672,9 +672,13 @@ _LIMIT_NAMES = ("max_candidates", "max_depth", "max_steps", "max_parallelism")
 def _input_failure(search_input: object) -> RunRefusalReason | None:
     if type(search_input) is not GeometricSearchInput:
         return RunRefusalReason.INPUT_MALFORMED
-    if getattr(search_input, "run_policy_version", None) not in SUPPORTED_RUN_POLICY_VERSIONS:
+    # The versions are named before any other defect (ADR-0228 §16 gives them a row); the
+    # type is checked first so that a hostile value is never compared.
+    run_policy = getattr(search_input, "run_policy_version", None)
+    if type(run_policy) is not str or run_policy not in SUPPORTED_RUN_POLICY_VERSIONS:
         return RunRefusalReason.RUN_POLICY_VERSION_UNSUPPORTED
-    if getattr(search_input, "schema_version", None) != SEARCH_RUN_SCHEMA_VERSION:
+    schema = getattr(search_input, "schema_version", None)
+    if type(schema) is not str or schema != SEARCH_RUN_SCHEMA_VERSION:
         return RunRefusalReason.SCHEMA_VERSION_UNSUPPORTED
     if inspect_record(search_input, GeometricSearchInput) is not None:
         return RunRefusalReason.INPUT_MALFORMED
