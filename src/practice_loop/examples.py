@@ -74,53 +74,79 @@ class Example:
     frame: ProblemFrame
 
 
+def _single_change(
+    source: str,
+    entity: str,
+    unit: str,
+    initial: tuple[str, int],
+    delta: tuple[str, int],
+    question: str,
+    cue: tuple[str, Direction],
+    *,
+    bind_direction: bool,
+) -> ProblemFrame:
+    """One entity, one change: initial and delta facts, a cue, a question target, and the
+    proposal binding every role but, when ``bind_direction`` is false, the direction."""
+    initial_fact = _fact(source, "q1", initial[0], initial[1], unit, entity)
+    delta_fact = _fact(source, "q2", delta[0], delta[1], unit, entity)
+    target = QuestionTarget(entity, unit, span_of(source, question))
+    grounded = GroundedUnaryDeltaCue(cue[1], span_of(source, cue[0]))
+    bindings = [
+        _bind(Role.INITIAL, initial_fact.span, fact_id="q1"),
+        _bind(Role.DELTA, delta_fact.span, fact_id="q2"),
+    ]
+    if bind_direction:
+        bindings.append(_bind(Role.DIRECTION, grounded.span, direction=cue[1]))
+    bindings.append(_bind(Role.TARGET, target.span))
+    facts = (initial_fact, delta_fact)
+    return _frame(source, facts, tuple(bindings), cues=(grounded,), target=target)
+
+
 def direction_unbound() -> Example:
     source = (
         "Tom had 12 apples. Then 5 of his apples were eaten by a horse. "
         "How many apples does Tom have now?"
     )
-    initial = _fact(source, "q1", "12 apples", 12, "apple", "Tom")
-    delta = _fact(source, "q2", "5 of his apples", 5, "apple", "Tom")
-    target = QuestionTarget("Tom", "apple", span_of(source, "How many apples"))
-    cue = GroundedUnaryDeltaCue(Direction.DECREASE, span_of(source, "were eaten"))
-    bindings = (
-        _bind(Role.INITIAL, initial.span, fact_id="q1"),
-        _bind(Role.DELTA, delta.span, fact_id="q2"),
-        _bind(Role.TARGET, target.span),
+    frame = _single_change(
+        source,
+        "Tom",
+        "apple",
+        ("12 apples", 12),
+        ("5 of his apples", 5),
+        "How many apples",
+        ("were eaten", Direction.DECREASE),
+        bind_direction=False,
     )
-    frame = _frame(source, (initial, delta), bindings, cues=(cue,), target=target)
     return Example("direction_unbound", "one grounded cue, direction left unbound: eligible", frame)
 
 
 def runnable_increase() -> Example:
     source = "Mia has 7 stickers. She buys 4 more stickers. How many stickers does Mia have now?"
-    initial = _fact(source, "q1", "7 stickers", 7, "sticker", "Mia")
-    delta = _fact(source, "q2", "4 more stickers", 4, "sticker", "Mia")
-    target = QuestionTarget("Mia", "sticker", span_of(source, "How many stickers"))
-    cue = GroundedUnaryDeltaCue(Direction.INCREASE, span_of(source, "buys"))
-    bindings = (
-        _bind(Role.INITIAL, initial.span, fact_id="q1"),
-        _bind(Role.DELTA, delta.span, fact_id="q2"),
-        _bind(Role.DIRECTION, cue.span, direction=Direction.INCREASE),
-        _bind(Role.TARGET, target.span),
+    frame = _single_change(
+        source,
+        "Mia",
+        "sticker",
+        ("7 stickers", 7),
+        ("4 more stickers", 4),
+        "How many stickers",
+        ("buys", Direction.INCREASE),
+        bind_direction=True,
     )
-    frame = _frame(source, (initial, delta), bindings, cues=(cue,), target=target)
     return Example("runnable_increase", "every role bound: runnable, proof closes", frame)
 
 
 def proof_refused() -> Example:
     source = "Sam has 3 marbles. He loses 8 marbles. How many marbles does Sam have now?"
-    initial = _fact(source, "q1", "3 marbles", 3, "marble", "Sam")
-    delta = _fact(source, "q2", "8 marbles", 8, "marble", "Sam")
-    target = QuestionTarget("Sam", "marble", span_of(source, "How many marbles"))
-    cue = GroundedUnaryDeltaCue(Direction.DECREASE, span_of(source, "loses"))
-    bindings = (
-        _bind(Role.INITIAL, initial.span, fact_id="q1"),
-        _bind(Role.DELTA, delta.span, fact_id="q2"),
-        _bind(Role.DIRECTION, cue.span, direction=Direction.DECREASE),
-        _bind(Role.TARGET, target.span),
+    frame = _single_change(
+        source,
+        "Sam",
+        "marble",
+        ("3 marbles", 3),
+        ("8 marbles", 8),
+        "How many marbles",
+        ("loses", Direction.DECREASE),
+        bind_direction=True,
     )
-    frame = _frame(source, (initial, delta), bindings, cues=(cue,), target=target)
     return Example(
         "proof_refused", "contract closes, count would go negative: proof refuses", frame
     )

@@ -26,7 +26,7 @@ from .primitives import (
     texts_with_lone_surrogate,
     versions,
 )
-from .tampering import resealed, tampered
+from .tampering import fields_for_sealing, other_digest, resealed, tampered
 
 __all__ = [
     "ALL_ROLES",
@@ -37,11 +37,13 @@ __all__ = [
     "codes",
     "digests",
     "eligible_chains",
+    "fields_for_sealing",
     "hostile_characters",
     "labels",
     "malformed_digests",
     "malformed_versions",
     "oracle",
+    "other_digest",
     "problem_frames",
     "resealed",
     "share",

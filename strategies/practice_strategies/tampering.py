@@ -31,3 +31,16 @@ def resealed(record: R, **changes: Any) -> R:
     id_field = type(record).ID_FIELD  # type: ignore[attr-defined]
     object.__setattr__(copy, id_field, copy.compute_id())  # type: ignore[attr-defined]
     return copy
+
+
+def fields_for_sealing(record: Any, **changes: Any) -> dict[str, Any]:
+    """Every field of ``record`` but its identity, with ``changes`` applied: the keyword
+    arguments for ``type(record).sealed(...)``, which recomputes the identity."""
+    fields = {field.name: getattr(record, field.name) for field in dataclasses.fields(record)}
+    del fields[type(record).ID_FIELD]
+    return {**fields, **changes}
+
+
+def other_digest(value: str) -> str:
+    """A different well-formed digest: the first hex character changed."""
+    return ("1" if value[0] == "0" else "0") + value[1:]

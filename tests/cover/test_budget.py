@@ -45,8 +45,10 @@ from practice_strategies import (
     chains,
     codes,
     eligible_chains,
+    fields_for_sealing,
     malformed_digests,
     oracle,
+    other_digest,
     resealed,
     share,
     spans,
@@ -67,18 +69,6 @@ ADR_0227_TABLE = [
     ("eligible_missing_proposal", "budget_allowed_missing_proposal", 3, 1, 5, 1),
     ("eligible_target_unbound", "budget_allowed_target_unbound", 5, 2, 10, 1),
 ]
-
-
-def _flip(value: str) -> str:
-    """Another well-formed digest: the first hex character changed."""
-    return ("1" if value[0] == "0" else "0") + value[1:]
-
-
-def _fields(record: Any, **changes: Any) -> dict[str, Any]:
-    """Every field of ``record`` but its id, with ``changes`` applied (for ``sealed``)."""
-    fields = {f.name: getattr(record, f.name) for f in dataclasses.fields(record)}
-    del fields[type(record).ID_FIELD]
-    return {**fields, **changes}
 
 
 def _adr_0227_budget_id(budget: Any) -> str:
@@ -211,7 +201,7 @@ def _unassessable_gate(make: Callable[[Chain], tuple[Any, Any]]) -> Any:
 
 
 def _refused_without_blockers(c: Chain) -> tuple[Any, Any]:
-    fields = _fields(c.assessment, status=AssessmentStatus.REFUSED, blockers=())
+    fields = fields_for_sealing(c.assessment, status=AssessmentStatus.REFUSED, blockers=())
     return ContractAssessment.sealed(**fields), ()
 
 
@@ -276,7 +266,7 @@ def test_non_eligible_gate_is_blocked_with_zero_limits(
 def test_eligible_gate_with_unknown_reason_is_unassessable(chain: Chain, code: str) -> None:
     """ADR-0227 §8 last row: ELIGIBLE with an unknown reason code is BUDGET_UNASSESSABLE."""
     assume(code not in {row[0] for row in ADR_0227_TABLE})
-    gate = SearchGateDecision.sealed(**_fields(chain.gate, reason_code=code))
+    gate = SearchGateDecision.sealed(**fields_for_sealing(chain.gate, reason_code=code))
     assert gate.status is SearchGateStatus.ELIGIBLE and gate.find_defect() is None
     budget = decide_compute_budget(gate)
     _assert_fail_closed(budget, "budget_unassessable_unknown_reason_code")
@@ -294,7 +284,9 @@ budgets = st.one_of(
     chains().map(lambda c: c.budget),
     eligible_chains().map(
         lambda c: decide_compute_budget(
-            SearchGateDecision.sealed(**_fields(c.gate, reason_code="eligible_unknown_kind"))
+            SearchGateDecision.sealed(
+                **fields_for_sealing(c.gate, reason_code="eligible_unknown_kind")
+            )
         )
     ),
     eligible_chains().map(lambda c: decide_compute_budget(tampered(c.gate, reason_code=5))),
@@ -341,9 +333,9 @@ def _other_status(status: ComputeBudgetStatus) -> ComputeBudgetStatus:
 # Each of the eleven §7 fields with a change of value.
 CHANGES: list[tuple[str, Callable[[Any], Any]]] = [
     ("policy_version", lambda b: "compute_budget.v2"),
-    ("gate_decision_id", lambda b: _flip(b.gate_decision_id)),
+    ("gate_decision_id", lambda b: other_digest(b.gate_decision_id)),
     ("gate_policy_version", lambda b: "search_gate.v2"),
-    ("gate_input_digest", lambda b: _flip(b.gate_input_digest)),
+    ("gate_input_digest", lambda b: other_digest(b.gate_input_digest)),
     ("status", lambda b: _other_status(b.status)),
     ("reason_code", lambda b: b.reason_code + "_x"),
     ("max_candidates", lambda b: b.max_candidates + 1),
@@ -450,10 +442,13 @@ def test_malformed_gate_digest_is_unassessable(chain: Chain, bad: str, field: st
 
 
 IDENTITY_CHANGES: list[tuple[str, Callable[[Any], Any]]] = [
-    ("input_digest", lambda g: tampered(g, input_digest=_flip(g.input_digest))),
-    ("decision_id", lambda g: tampered(g, decision_id=_flip(g.decision_id))),
-    ("frame_digest", lambda g: tampered(g, problem_frame_digest=_flip(g.problem_frame_digest))),
-    ("residual_id", lambda g: tampered(g, residual_ids=(_flip(g.residual_ids[0]),))),
+    ("input_digest", lambda g: tampered(g, input_digest=other_digest(g.input_digest))),
+    ("decision_id", lambda g: tampered(g, decision_id=other_digest(g.decision_id))),
+    (
+        "frame_digest",
+        lambda g: tampered(g, problem_frame_digest=other_digest(g.problem_frame_digest)),
+    ),
+    ("residual_id", lambda g: tampered(g, residual_ids=(other_digest(g.residual_ids[0]),))),
     ("evidence_spans", lambda g: tampered(g, evidence_spans=g.evidence_spans + (SPAN,))),
     ("reason_code", lambda g: tampered(g, reason_code="eligible_missing_proposal")),
     ("unknown_reason_code", lambda g: tampered(g, reason_code="eligible_unknown_kind")),

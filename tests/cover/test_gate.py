@@ -8,7 +8,6 @@ from the kernel's own helpers.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
@@ -44,7 +43,9 @@ from practice_strategies import (
     chains,
     digests,
     eligible_chains,
+    fields_for_sealing,
     oracle,
+    other_digest,
     resealed,
     share,
     spans,
@@ -56,18 +57,6 @@ ORGAN = "unary_delta_transition"
 
 def _by_value(reasons: Any) -> list[GateReason]:
     return sorted(reasons, key=lambda reason: reason.value)
-
-
-def _flip(value: str) -> str:
-    """Another well-formed digest: the first hex character changed."""
-    return ("1" if value[0] == "0" else "0") + value[1:]
-
-
-def _fields(record: Any, **changes: Any) -> dict[str, Any]:
-    """Every field of ``record`` but its id, with ``changes`` applied (for ``sealed``)."""
-    fields = {f.name: getattr(record, f.name) for f in dataclasses.fields(record)}
-    del fields[type(record).ID_FIELD]
-    return {**fields, **changes}
 
 
 def _ids(residuals: Any) -> tuple[str, ...]:
@@ -189,7 +178,7 @@ class _TupleSubclass(tuple):
 
 def _refused_without_blockers(chain: Chain, other: Chain | None) -> tuple[Any, Any]:
     assessment = ContractAssessment.sealed(
-        **_fields(
+        **fields_for_sealing(
             chain.assessment,
             status=AssessmentStatus.REFUSED,
             blockers=(),
@@ -241,7 +230,7 @@ def _runnable_is_tampered(c: Chain, o: Chain | None) -> tuple[Any, Any]:
 
 
 def _frame_digest_changed(c: Chain, o: Chain | None) -> tuple[Any, Any]:
-    digest = _flip(c.assessment.problem_frame_digest)
+    digest = other_digest(c.assessment.problem_frame_digest)
     return tampered(c.assessment, problem_frame_digest=digest), c.residuals
 
 
@@ -670,7 +659,7 @@ def test_known_reason_with_another_status_is_refused(
     """ADR-0226 §7B: a known reason fixes the status; a disagreeing record cannot be built."""
     assume(status is not chain.gate.status)
     with pytest.raises(RecordError) as raised:
-        SearchGateDecision.sealed(**_fields(chain.gate, status=status))
+        SearchGateDecision.sealed(**fields_for_sealing(chain.gate, status=status))
     assert raised.value.found.defect is Defect.INCONSISTENT_FIELDS
     assert raised.value.found.field == "status"
 
@@ -686,7 +675,7 @@ def test_eligible_needs_exactly_one_residual(chain: Chain, second: str, reason: 
     for residual_ids in ((), own + (second,), own * 2):
         with pytest.raises(RecordError) as raised:
             SearchGateDecision.sealed(
-                **_fields(chain.gate, residual_ids=residual_ids, reason_code=code)
+                **fields_for_sealing(chain.gate, residual_ids=residual_ids, reason_code=code)
             )
         assert raised.value.found.defect is Defect.INCONSISTENT_FIELDS
         assert raised.value.found.field == "residual_ids"
@@ -696,7 +685,7 @@ def test_eligible_needs_exactly_one_residual(chain: Chain, second: str, reason: 
         {"evidence_spans": ()},
     ):
         with pytest.raises(RecordError) as raised:
-            SearchGateDecision.sealed(**_fields(chain.gate, reason_code=code, **missing))
+            SearchGateDecision.sealed(**fields_for_sealing(chain.gate, reason_code=code, **missing))
         assert raised.value.found.defect is Defect.INCONSISTENT_FIELDS
 
 
@@ -708,14 +697,14 @@ def test_forged_input_digest_is_refused(chain: Chain, other: str) -> None:
     assume(other != gate.input_digest)
     forgeries = [
         {"input_digest": other},
-        {"problem_frame_digest": _flip(gate.problem_frame_digest)},
-        {"contract_assessment_id": _flip(gate.contract_assessment_id)},
+        {"problem_frame_digest": other_digest(gate.problem_frame_digest)},
+        {"contract_assessment_id": other_digest(gate.contract_assessment_id)},
     ]
     if not gate.allowed:
         forgeries.append({"residual_ids": gate.residual_ids[::-1] + (other,)})
     for forgery in forgeries:
         with pytest.raises(RecordError) as raised:
-            SearchGateDecision.sealed(**_fields(gate, **forgery))
+            SearchGateDecision.sealed(**fields_for_sealing(gate, **forgery))
         assert raised.value.found.field == "input_digest"
         assert raised.value.found.defect is Defect.IDENTITY_MISMATCH
 
@@ -728,7 +717,7 @@ def test_forged_input_digest_is_refused(chain: Chain, other: str) -> None:
 def test_assessment_fields_are_all_set_or_all_none(chain: Chain, blank: str) -> None:
     """docs/adr/0002: frame digest, assessment id and organ come together from the assessment."""
     with pytest.raises(RecordError) as raised:
-        SearchGateDecision.sealed(**_fields(chain.gate, **{blank: None}))
+        SearchGateDecision.sealed(**fields_for_sealing(chain.gate, **{blank: None}))
     assert raised.value.found.defect is Defect.INCONSISTENT_FIELDS
 
 
@@ -739,10 +728,12 @@ def test_unknown_well_formed_reason_is_representable(
 ) -> None:
     """ADR-0227 §8 (unknown-code row): a well-formed reason the policy lacks stays a record."""
     code = f"{status.value.lower()}_unknown_kind"
-    decision = SearchGateDecision.sealed(**_fields(chain.gate, status=status, reason_code=code))
+    decision = SearchGateDecision.sealed(
+        **fields_for_sealing(chain.gate, status=status, reason_code=code)
+    )
     _assert_sealed(decision)
     assert decision.reason_code == code
     assert decision.status is status
     with pytest.raises(RecordError) as raised:
-        SearchGateDecision.sealed(**_fields(chain.gate, reason_code="Eligible-Kind"))
+        SearchGateDecision.sealed(**fields_for_sealing(chain.gate, reason_code="Eligible-Kind"))
     assert raised.value.found.defect is Defect.CODE_MALFORMED

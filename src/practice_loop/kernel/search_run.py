@@ -500,6 +500,21 @@ class SearchRunRefusal(Record):
         return None
 
 
+# The upstream identities every run record copies from its validated input (ADR-0228 §7).
+_RUN_BINDING_FIELDS: tuple[tuple[str, FieldCheck], ...] = (
+    ("problem_frame_digest", digest),
+    ("contract_assessment_id", digest),
+    ("residual_ids", tuple_of(digest, non_empty=True)),
+    ("gate_decision_id", digest),
+    ("budget_id", digest),
+    ("operator_set_id", digest),
+    ("operator_set_version", version),
+    ("input_digest", digest),
+)
+_RUN_COPIED_NAMES = ("run_policy_version", "schema_version") + tuple(
+    name for name, _ in _RUN_BINDING_FIELDS
+)
+
 _CEILING_FIELDS: tuple[tuple[str, FieldCheck], ...] = (
     ("max_candidates", positive_int),
     ("max_depth", non_negative_int),
@@ -538,14 +553,7 @@ class OpenedSearchRun(Record):
         ("run_id", digest),
         ("run_policy_version", exactly(GEOMETRIC_SEARCH_RUN_V2_POLICY_VERSION)),
         ("schema_version", exactly(SEARCH_RUN_SCHEMA_VERSION)),
-        ("problem_frame_digest", digest),
-        ("contract_assessment_id", digest),
-        ("residual_ids", tuple_of(digest, non_empty=True)),
-        ("gate_decision_id", digest),
-        ("budget_id", digest),
-        ("operator_set_id", digest),
-        ("operator_set_version", version),
-        ("input_digest", digest),
+        *_RUN_BINDING_FIELDS,
         *_CEILING_FIELDS,
         ("explanation", text),
     )
@@ -587,14 +595,7 @@ class GeometricSearchRun(Record):
         ("run_id", digest),
         ("run_policy_version", exactly(*SUPPORTED_RUN_POLICY_VERSIONS)),
         ("schema_version", exactly(SEARCH_RUN_SCHEMA_VERSION)),
-        ("problem_frame_digest", digest),
-        ("contract_assessment_id", digest),
-        ("residual_ids", tuple_of(digest, non_empty=True)),
-        ("gate_decision_id", digest),
-        ("budget_id", digest),
-        ("operator_set_id", digest),
-        ("operator_set_version", version),
-        ("input_digest", digest),
+        *_RUN_BINDING_FIELDS,
         ("candidate_attempts", tuple_of(nested(CandidateAttempt))),
         ("budget_consumed", nested(BudgetConsumed)),
         ("run_disposition", member_of(RunDisposition)),
@@ -870,17 +871,9 @@ def open_search_run(
     if reason is not None:
         return _initialization_refusal(reason, search_input, gate_decision, budget_decision)
     common = {
-        "run_policy_version": search_input.run_policy_version,
-        "schema_version": search_input.schema_version,
-        "problem_frame_digest": search_input.problem_frame_digest,
-        "contract_assessment_id": search_input.contract_assessment_id,
-        "residual_ids": search_input.residual_ids,
-        "gate_decision_id": search_input.gate_decision_id,
-        "budget_id": search_input.budget_id,
-        "operator_set_id": search_input.operator_set_id,
-        "operator_set_version": search_input.operator_set_version,
-        "input_digest": search_input.input_digest(),
+        name: getattr(search_input, name) for name in _RUN_COPIED_NAMES if name != "input_digest"
     }
+    common["input_digest"] = search_input.input_digest()
     ceiling = {name: getattr(budget_decision, name) for name in _LIMIT_NAMES}
     if search_input.run_policy_version == GEOMETRIC_SEARCH_RUN_POLICY_VERSION:
         return GeometricSearchRun.sealed(
@@ -1013,21 +1006,7 @@ def record_attempts(
             RunDisposition.EXHAUSTED_NO_CANDIDATE,
             RunExhaustionCode.OPERATOR_SPACE_DEPLETED,
         )
-    fields = {
-        name: getattr(opened_run, name)
-        for name in (
-            "run_policy_version",
-            "schema_version",
-            "problem_frame_digest",
-            "contract_assessment_id",
-            "residual_ids",
-            "gate_decision_id",
-            "budget_id",
-            "operator_set_id",
-            "operator_set_version",
-            "input_digest",
-        )
-    }
+    fields = {name: getattr(opened_run, name) for name in _RUN_COPIED_NAMES}
     return GeometricSearchRun.sealed(
         **fields,
         candidate_attempts=kept,
