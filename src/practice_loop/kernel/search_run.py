@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 from .budget import ComputeBudgetDecision, ComputeBudgetStatus
 from .gate import SearchGateDecision, SearchGateStatus
 from .identity import (
+    MAX_SAFE_INT,
     Defect,
     FieldCheck,
     Record,
@@ -703,7 +704,7 @@ def _budget_failure(budget: object) -> RunRefusalReason | None:
     # Negative limits are named before any other defect: ADR-0228 §16 gives them a row.
     for name in _LIMIT_NAMES:
         value = getattr(budget, name, None)
-        if check_int(value, minimum=-(2**53 - 1)) is None and value < 0:  # type: ignore[operator]
+        if check_int(value, minimum=-MAX_SAFE_INT) is None and value < 0:  # type: ignore[operator]
             return RunRefusalReason.BUDGET_LIMIT_NEGATIVE
     found = inspect_record(budget, ComputeBudgetDecision)
     if found is not None:
