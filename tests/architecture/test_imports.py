@@ -13,7 +13,17 @@ import pytest
 KERNEL = Path(__file__).resolve().parents[2] / "src" / "practice_loop" / "kernel"
 
 # The one-way order: a module may import only from modules before it.
-ORDER = ["identity", "frame", "assessment", "proof", "residual", "gate", "budget", "search_run"]
+ORDER = [
+    "identity",
+    "frame",
+    "assessment",
+    "proof",
+    "residual",
+    "gate",
+    "budget",
+    "search_run",
+    "operators",
+]
 
 # Standard-library modules the kernel may use at all; everything else is refused, including
 # standard modules that reach the clock, environment, filesystem, network or processes.
@@ -49,6 +59,33 @@ SEARCH_RUN_ALLOWED_NAMES = {
     "residual": {"ContractResidual", "ResidualKind"},
     "gate": {"SearchGateDecision", "SearchGateStatus"},
     "budget": {"ComputeBudgetDecision", "ComputeBudgetStatus"},
+}
+# ADR-0231 §16.1: what the operator may take from upstream (value types, the frame's and
+# the manifest's identity helpers, and its own run value types).
+OPERATOR_ALLOWED_NAMES = {
+    "identity": None,
+    "frame": {
+        "UNARY_DELTA_ORGAN",
+        "UNARY_DELTA_RELATION",
+        "Direction",
+        "ProblemFrame",
+        "Role",
+        "problem_frame_digest",
+    },
+    "assessment": {"ContractAssessment"},
+    "residual": {"ContractResidual", "ResidualKind"},
+    "gate": {"SearchGateDecision", "SearchGateStatus"},
+    "budget": {"ComputeBudgetDecision", "ComputeBudgetStatus"},
+    "search_run": {
+        "CANDIDATE_OPERATOR_SET_VERSION",
+        "BudgetCharge",
+        "CandidateAttempt",
+        "CandidateReplayStatus",
+        "OpenedSearchRun",
+        "OperatorManifestRow",
+        "OperatorSetManifest",
+        "operator_set_id",
+    },
 }
 PRODUCERS = {
     "assess",
@@ -117,6 +154,25 @@ def test_search_run_depends_only_on_value_types():
     used = {node.id for node in ast.walk(_tree("search_run")) if isinstance(node, ast.Name)}
     used |= {node.attr for node in ast.walk(_tree("search_run")) if isinstance(node, ast.Attribute)}
     assert not used & PRODUCERS
+
+
+def test_operator_depends_only_on_value_types():
+    """ADR-0231 §16, §18.20-22: values in, no producer, no replay, no run lifecycle calls."""
+    for target, level, names in _imports("operators"):
+        if level == 1:
+            allowed = OPERATOR_ALLOWED_NAMES[target]
+            assert allowed is None or names <= allowed, (target, names - (allowed or set()))
+    tree = _tree("operators")
+    used = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+    used |= {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
+    assert not used & (PRODUCERS | {"open_search_run", "record_attempts"})
+
+
+def test_no_module_imports_the_operator_upstream():
+    """ADR-0231 §5, §18.22: no reverse dependency into the operator boundary."""
+    for module in ORDER[: ORDER.index("operators")]:
+        targets = {target for target, level, _ in _imports(module) if level == 1}
+        assert "operators" not in targets, module
 
 
 def test_upstream_modules_never_import_the_search_run():

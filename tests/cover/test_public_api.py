@@ -93,6 +93,21 @@ EXPECTED_KERNEL_EXPORTS = {
     "operator_set_id",
     "record_attempts",
     "search_input_for",
+    # operators
+    "CANDIDATE_OPERATOR_POLICY_VERSION",
+    "CANDIDATE_OPERATOR_SET",
+    "CANDIDATE_OPERATOR_SET_ID",
+    "MISSING_ROLE_CANDIDATE_POLICY",
+    "CandidateOperatorInput",
+    "CandidateOperatorOutcome",
+    "CandidateOperatorPolicy",
+    "CandidateOperatorRefusal",
+    "CandidateOperatorResult",
+    "CandidateReconstruction",
+    "OperatorRefusalReason",
+    "RoleBindingDelta",
+    "candidate_operator_input",
+    "propose_candidate",
 }
 
 # ADR-0228 §1, §7 and §17.11; ADR-0231 §8.4; ADR-0227 §3.
@@ -139,6 +154,12 @@ ENVELOPE_RECORDS = [
     kernel.OperatorManifestRow,
     kernel.OperatorSetManifest,
     kernel.StageRefusal,
+    kernel.CandidateOperatorPolicy,
+    kernel.CandidateOperatorInput,
+    kernel.RoleBindingDelta,
+    kernel.CandidateReconstruction,
+    kernel.CandidateOperatorResult,
+    kernel.CandidateOperatorRefusal,
 ]
 
 

@@ -1,9 +1,9 @@
 """The practice-loop kernel: standard library only, pure, deterministic (ARCHITECTURE §1).
 
 Modules, in their one-way dependency order: ``identity``, ``frame``, ``assessment``,
-``proof``, ``residual``, ``gate``, ``budget``, ``search_run``. This façade re-exports the
-public records, closed vocabularies and stage functions; ``tests/cover/test_public_api.py``
-pins ``__all__`` exactly.
+``proof``, ``residual``, ``gate``, ``budget``, ``search_run``, ``operators``. This façade
+re-exports the public records, closed vocabularies and stage functions;
+``tests/cover/test_public_api.py`` pins ``__all__`` exactly.
 """
 
 from .assessment import (
@@ -62,6 +62,22 @@ from .identity import (
     is_digest,
     is_version,
     sha256_digest,
+)
+from .operators import (
+    CANDIDATE_OPERATOR_POLICY_VERSION,
+    CANDIDATE_OPERATOR_SET,
+    CANDIDATE_OPERATOR_SET_ID,
+    MISSING_ROLE_CANDIDATE_POLICY,
+    CandidateOperatorInput,
+    CandidateOperatorOutcome,
+    CandidateOperatorPolicy,
+    CandidateOperatorRefusal,
+    CandidateOperatorResult,
+    CandidateReconstruction,
+    OperatorRefusalReason,
+    RoleBindingDelta,
+    candidate_operator_input,
+    propose_candidate,
 )
 from .proof import Obligation, ObligationOutcome, ProofRecord, ProofStatus, check_proof
 from .residual import ContractResidual, ResidualKind, project_residuals
@@ -174,4 +190,19 @@ __all__ = [
     "operator_set_id",
     "record_attempts",
     "search_input_for",
+    # operators
+    "CANDIDATE_OPERATOR_POLICY_VERSION",
+    "CANDIDATE_OPERATOR_SET",
+    "CANDIDATE_OPERATOR_SET_ID",
+    "MISSING_ROLE_CANDIDATE_POLICY",
+    "CandidateOperatorInput",
+    "CandidateOperatorOutcome",
+    "CandidateOperatorPolicy",
+    "CandidateOperatorRefusal",
+    "CandidateOperatorResult",
+    "CandidateReconstruction",
+    "OperatorRefusalReason",
+    "RoleBindingDelta",
+    "candidate_operator_input",
+    "propose_candidate",
 ]

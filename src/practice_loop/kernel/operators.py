@@ -1,0 +1,741 @@
+"""The first candidate operator, ``missing_role_candidate.v1`` (ADR-0231).
+
+One operator, one eligible residual context, one attempt index, one candidate, one result or
+refusal (§1). The operator proposes; it never judges: its candidate stays ``replay_pending``
+until the replay adapter (``replay``) classifies it (§12). It reads only typed records: the
+direction it proposes is the one ``GroundedUnaryDeltaCue`` of the frame, never a re-reading of
+the source text (§6).
+
+Upstream records are consumed as values: this module calls no producer (§16.1).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from typing import ClassVar
+
+from .assessment import ContractAssessment
+from .budget import ComputeBudgetDecision, ComputeBudgetStatus
+from .frame import (
+    UNARY_DELTA_ORGAN,
+    UNARY_DELTA_RELATION,
+    Direction,
+    ProblemFrame,
+    Role,
+    problem_frame_digest,
+)
+from .gate import SearchGateDecision, SearchGateStatus
+from .identity import (
+    Defect,
+    Record,
+    SourceSpan,
+    code,
+    digest,
+    exactly,
+    inspect_record,
+    member_of,
+    nested,
+    non_negative_int,
+    optional,
+    positive_int,
+    sha256_digest,
+    span_in_source,
+    spans_check,
+    text,
+    tuple_of,
+    version,
+    version_pairs,
+)
+from .residual import ContractResidual, ResidualKind
+from .search_run import (
+    CANDIDATE_OPERATOR_SET_VERSION,
+    BudgetCharge,
+    CandidateAttempt,
+    CandidateReplayStatus,
+    OpenedSearchRun,
+    OperatorManifestRow,
+    OperatorSetManifest,
+    operator_set_id,
+)
+
+CANDIDATE_OPERATOR_POLICY_VERSION = "candidate_operator.v1"
+OPERATOR_FAMILY = "residual_missing_role"
+OPERATOR_NAME = "missing_role_candidate"
+OPERATOR_VERSION = "missing_role_candidate.v1"
+CANDIDATE_PAYLOAD_KIND = "role_binding_delta"
+CANDIDATE_SCHEMA_VERSION = "candidate_reconstruction.v1"
+CUE_SOURCE = "GroundedUnaryDeltaCue.direction"
+
+# ADR-0231 §7.2: the schema and policy versions an operator input binds, names ascending.
+SCHEMA_VERSIONS = (
+    ("candidate_reconstruction", CANDIDATE_SCHEMA_VERSION),
+    ("contract_assessment", "contract_assessment.v1"),
+    ("contract_residual", "contract_residual.v1"),
+    ("geometric_search_run_schema", "geometric_search_run_schema.v1"),
+    ("problem_frame", "problem_frame.v1"),
+)
+POLICY_VERSIONS = (
+    ("candidate_operator", CANDIDATE_OPERATOR_POLICY_VERSION),
+    ("compute_budget", "compute_budget.v1"),
+    ("geometric_search_run", "geometric_search_run.v2"),
+    ("search_gate", "search_gate.v1"),
+)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CandidateOperatorPolicy(Record):
+    """ADR-0231 §7.1, with the static constraints the selected operator must carry."""
+
+    operator_policy_version: str
+    operator_family: str
+    operator_name: str
+    operator_version: str
+    allowed_residual_kinds: tuple[str, ...]
+    allowed_candidate_organs: tuple[str, ...]
+    max_attempts_per_run: int
+    determinism_requirements: tuple[str, ...]
+    forbidden_authority_paths: tuple[str, ...]
+    allowed_residual_codes: tuple[str, ...]
+    budget_charge: BudgetCharge
+    depth: int
+    max_parallelism: int
+
+    SCHEMA: ClassVar = (
+        ("operator_policy_version", version),
+        ("operator_family", code),
+        ("operator_name", code),
+        ("operator_version", version),
+        ("allowed_residual_kinds", tuple_of(code, non_empty=True)),
+        ("allowed_candidate_organs", tuple_of(code, non_empty=True)),
+        ("max_attempts_per_run", positive_int),
+        ("determinism_requirements", tuple_of(code, non_empty=True)),
+        ("forbidden_authority_paths", tuple_of(code, non_empty=True)),
+        ("allowed_residual_codes", tuple_of(code, non_empty=True)),
+        ("budget_charge", nested(BudgetCharge)),
+        ("depth", positive_int),
+        ("max_parallelism", positive_int),
+    )
+
+
+# ADR-0231 §6, §7.1: the one authorized policy.
+MISSING_ROLE_CANDIDATE_POLICY = CandidateOperatorPolicy(
+    operator_policy_version=CANDIDATE_OPERATOR_POLICY_VERSION,
+    operator_family=OPERATOR_FAMILY,
+    operator_name=OPERATOR_NAME,
+    operator_version=OPERATOR_VERSION,
+    allowed_residual_kinds=(ResidualKind.MISSING_ROLE.value,),
+    allowed_candidate_organs=(UNARY_DELTA_ORGAN,),
+    max_attempts_per_run=1,
+    determinism_requirements=("canonical_identity", "closed_operator_set", "serial_only"),
+    forbidden_authority_paths=(
+        "answer",
+        "mutation",
+        "promotion",
+        "proof_replay",
+        "contract_replay",
+        "ranking",
+        "repair",
+        "selection",
+        "serving",
+        "trace_sealing",
+        "workbench",
+    ),
+    allowed_residual_codes=("direction_unbound",),
+    budget_charge=BudgetCharge(candidates=1, steps=1),
+    depth=1,
+    max_parallelism=1,
+)
+
+# ADR-0231 §10: the static, closed, one-row operator-set table.
+CANDIDATE_OPERATOR_SET = OperatorSetManifest(
+    CANDIDATE_OPERATOR_SET_VERSION,
+    (
+        OperatorManifestRow(
+            operator_name=OPERATOR_NAME,
+            operator_version=OPERATOR_VERSION,
+            allowed_residual_kinds=MISSING_ROLE_CANDIDATE_POLICY.allowed_residual_kinds,
+            allowed_residual_codes=MISSING_ROLE_CANDIDATE_POLICY.allowed_residual_codes,
+            allowed_candidate_organs=MISSING_ROLE_CANDIDATE_POLICY.allowed_candidate_organs,
+            max_attempts_per_run=1,
+            budget_charge=BudgetCharge(candidates=1, steps=1),
+            depth=1,
+            max_parallelism=1,
+            schema_versions=SCHEMA_VERSIONS,
+            policy_versions=POLICY_VERSIONS,
+            input_obligations=(
+                "single_grounded_unary_delta_cue",
+                "cue_span_justified_by_residual",
+                "identities_reproduce",
+            ),
+            output_candidate_shape=CANDIDATE_PAYLOAD_KIND,
+            ordering_key=("attempt_index",),
+            forbidden_side_effects=(
+                "filesystem",
+                "network",
+                "clock",
+                "randomness",
+                "environment",
+                "subprocess",
+                "mutation",
+            ),
+            replay_obligations=("contract_replay", "proof_replay"),
+        ),
+    ),
+)
+CANDIDATE_OPERATOR_SET_ID = operator_set_id(CANDIDATE_OPERATOR_SET)
+
+
+class OperatorRefusalReason(enum.Enum):
+    """Every reason the operator refuses (ADR-0231 §17), numbered preconditions in order."""
+
+    INPUT_MALFORMED = "input_malformed"
+    RECORD_MALFORMED = "record_malformed"
+    POLICY_UNSUPPORTED = "operator_policy_unsupported"  # §7.3.1
+    OPERATOR_UNSUPPORTED = "operator_name_or_version_unsupported"  # §7.3.2-3
+    RESIDUAL_KIND_UNSUPPORTED = "residual_kind_unsupported"  # §7.3.4
+    CANDIDATE_ORGAN_UNSUPPORTED = "candidate_organ_unsupported"  # §7.3.5
+    RESIDUAL_CODE_UNSUPPORTED = "residual_code_unsupported"  # §7.3.6
+    GATE_NOT_ELIGIBLE = "gate_not_eligible"  # §7.3.7-8
+    BUDGET_NOT_ALLOWED = "budget_not_allowed"  # §7.3.9-10
+    GATE_BUDGET_MISMATCH = "gate_budget_mismatch"  # §7.3.11
+    RUN_MISMATCH = "run_mismatch"  # §7.3.12-13
+    OPERATOR_SET_MISMATCH = "operator_set_mismatch"  # §7.3.14-15
+    ATTEMPT_INDEX_NEGATIVE = "attempt_index_negative"  # §7.3.16
+    ATTEMPT_INDEX_BEYOND_BUDGET = "attempt_index_beyond_budget"  # §7.3.17
+    ATTEMPT_INDEX_BEYOND_POLICY = "attempt_index_beyond_policy"  # §7.3.18
+    CHARGE_EXCEEDS_BUDGET = "charge_exceeds_budget"  # §7.3.19
+    PARALLELISM_NOT_ONE = "parallelism_not_one"  # §7.3.20
+    EVIDENCE_SPANS_INVALID = "evidence_spans_invalid"  # §7.3.21
+    VERSIONS_NOT_CANONICAL = "versions_not_canonical"  # §7.3.22
+    IDENTITY_MISMATCH = "identity_mismatch"
+    RESIDUAL_FIELD_MISSING = "residual_field_missing"
+    CUE_MISSING = "typed_cue_missing"
+    CUE_AMBIGUOUS = "typed_cue_ambiguous"
+    CUE_NOT_JUSTIFIED = "typed_cue_not_justified"
+
+
+R = OperatorRefusalReason
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CandidateOperatorInput(Record):
+    """ADR-0231 §7.2. ``input_digest`` hashes every other field (§14), itself left out."""
+
+    input_digest: str
+    operator_policy_version: str
+    operator_name: str
+    operator_version: str
+    problem_frame_digest: str
+    original_contract_assessment_id: str
+    residual_id: str
+    residual_kind: str
+    search_gate_decision_id: str
+    compute_budget_id: str
+    geometric_search_run_id: str
+    operator_set_id: str
+    operator_set_version: str
+    attempt_index: int
+    schema_versions: tuple[tuple[str, str], ...]
+    policy_versions: tuple[tuple[str, str], ...]
+
+    ID_FIELD: ClassVar = "input_digest"
+    SELF_SEALED: ClassVar = False
+    SCHEMA: ClassVar = (
+        ("input_digest", digest),
+        ("operator_policy_version", version),
+        ("operator_name", code),
+        ("operator_version", version),
+        ("problem_frame_digest", digest),
+        ("original_contract_assessment_id", digest),
+        ("residual_id", digest),
+        ("residual_kind", code),
+        ("search_gate_decision_id", digest),
+        ("compute_budget_id", digest),
+        ("geometric_search_run_id", digest),
+        ("operator_set_id", digest),
+        ("operator_set_version", version),
+        ("attempt_index", non_negative_int),
+        ("schema_versions", version_pairs),
+        ("policy_versions", version_pairs),
+    )
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RoleBindingDelta(Record):
+    """The candidate payload (ADR-0231 §8.1): bind the proposal's missing ``direction`` role
+    to the typed direction of the frame's one grounded cue, citing the cue's exact span."""
+
+    kind: str
+    candidate_organ: str
+    relation_type: str
+    role: Role
+    source: str
+    direction: Direction
+    cue_span: SourceSpan
+
+    SCHEMA: ClassVar = (
+        ("kind", exactly(CANDIDATE_PAYLOAD_KIND)),
+        ("candidate_organ", exactly(UNARY_DELTA_ORGAN)),
+        ("relation_type", exactly(UNARY_DELTA_RELATION)),
+        ("role", member_of(Role)),
+        ("source", exactly(CUE_SOURCE)),
+        ("direction", member_of(Direction)),
+        ("cue_span", nested(SourceSpan)),
+    )
+
+    def _cross_check(self) -> tuple[str, Defect] | None:
+        return None if self.role is Role.DIRECTION else ("role", Defect.INCONSISTENT_FIELDS)
+
+
+def candidate_digest_of(
+    frame_digest: str, organ: str, payload: RoleBindingDelta, spans: tuple[SourceSpan, ...]
+) -> str:
+    """ADR-0231 §9: candidate content only; no run, attempt, operator or prose."""
+    return sha256_digest(
+        {
+            "problem_frame_digest": frame_digest,
+            "candidate_organ": organ,
+            "candidate_payload": payload.to_json(),
+            "evidence_spans": [span.to_json() for span in spans],
+        }
+    )
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CandidateReconstruction(Record):
+    """ADR-0231 §8.1 and §9: one candidate and the envelope that binds it.
+
+    ``candidate_digest`` hashes the candidate content only (frame digest, organ, payload,
+    ordered spans); ``candidate_reconstruction_digest`` self-seals the whole envelope,
+    including run, attempt, operator set, residual, and versions. They never coincide (§9).
+    """
+
+    candidate_digest: str
+    candidate_reconstruction_digest: str
+    candidate_organ: str
+    candidate_payload: RoleBindingDelta
+    evidence_spans: tuple[SourceSpan, ...]
+    operator_name: str
+    operator_version: str
+    operator_provenance: tuple[tuple[str, str], ...]
+    source_residual_id: str
+    problem_frame_digest: str
+    original_contract_assessment_id: str
+    geometric_search_run_id: str
+    attempt_id: str
+    attempt_index: int
+    operator_set_id: str
+    schema_versions: tuple[tuple[str, str], ...]
+    policy_versions: tuple[tuple[str, str], ...]
+
+    ID_FIELD: ClassVar = "candidate_reconstruction_digest"
+    SCHEMA: ClassVar = (
+        ("candidate_digest", digest),
+        ("candidate_reconstruction_digest", digest),
+        ("candidate_organ", exactly(UNARY_DELTA_ORGAN)),
+        ("candidate_payload", nested(RoleBindingDelta)),
+        ("evidence_spans", tuple_of(nested(SourceSpan), non_empty=True)),
+        ("operator_name", code),
+        ("operator_version", version),
+        ("operator_provenance", version_pairs),
+        ("source_residual_id", digest),
+        ("problem_frame_digest", digest),
+        ("original_contract_assessment_id", digest),
+        ("geometric_search_run_id", digest),
+        ("attempt_id", digest),
+        ("attempt_index", non_negative_int),
+        ("operator_set_id", digest),
+        ("schema_versions", version_pairs),
+        ("policy_versions", version_pairs),
+    )
+
+    def _cross_check(self) -> tuple[str, Defect] | None:
+        if self.candidate_digest != candidate_digest_of(
+            self.problem_frame_digest,
+            self.candidate_organ,
+            self.candidate_payload,
+            self.evidence_spans,
+        ):
+            return "candidate_digest", Defect.IDENTITY_MISMATCH
+        return None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CandidateOperatorResult(Record):
+    """ADR-0231 §8.2, carrying the attempt and the reconstruction it names, so that the run
+    can record the one and the replay adapter can judge the other. Not closure (§18.23)."""
+
+    operator_result_id: str
+    operator_policy_version: str
+    input_digest: str
+    geometric_search_run_id: str
+    attempt_id: str
+    attempt_index: int
+    candidate_digest: str
+    candidate_reconstruction_digest: str
+    candidate_organ: str
+    operator_name: str
+    operator_version: str
+    reason_codes: tuple[str, ...]
+    evidence_spans: tuple[SourceSpan, ...]
+    candidate_attempt: CandidateAttempt
+    reconstruction: CandidateReconstruction
+    explanation: str
+
+    ID_FIELD: ClassVar = "operator_result_id"
+    SCHEMA: ClassVar = (
+        ("operator_result_id", digest),
+        ("operator_policy_version", exactly(CANDIDATE_OPERATOR_POLICY_VERSION)),
+        ("input_digest", digest),
+        ("geometric_search_run_id", digest),
+        ("attempt_id", digest),
+        ("attempt_index", non_negative_int),
+        ("candidate_digest", digest),
+        ("candidate_reconstruction_digest", digest),
+        ("candidate_organ", exactly(UNARY_DELTA_ORGAN)),
+        ("operator_name", exactly(OPERATOR_NAME)),
+        ("operator_version", exactly(OPERATOR_VERSION)),
+        ("reason_codes", tuple_of(code, non_empty=True)),
+        ("evidence_spans", spans_check),
+        ("candidate_attempt", nested(CandidateAttempt)),
+        ("reconstruction", nested(CandidateReconstruction)),
+        ("explanation", text),
+    )
+
+    def _cross_check(self) -> tuple[str, Defect] | None:
+        attempt, rebuilt = self.candidate_attempt, self.reconstruction
+        bound = (
+            attempt.attempt_id == self.attempt_id == rebuilt.attempt_id,
+            attempt.attempt_index == self.attempt_index == rebuilt.attempt_index,
+            attempt.candidate_digest == self.candidate_digest == rebuilt.candidate_digest,
+            attempt.input_digest == self.input_digest,
+            rebuilt.candidate_reconstruction_digest == self.candidate_reconstruction_digest,
+            rebuilt.geometric_search_run_id == self.geometric_search_run_id,
+            attempt.evidence_spans == self.evidence_spans == rebuilt.evidence_spans,
+            # ADR-0231 §17: a result remains replay_pending; it is never closure.
+            attempt.replay_status is CandidateReplayStatus.REPLAY_PENDING,
+        )
+        return None if all(bound) else ("candidate_attempt", Defect.INCONSISTENT_FIELDS)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CandidateOperatorRefusal(Record):
+    """ADR-0231 §8.3: no partial candidate; identities only where validated (§8.3)."""
+
+    operator_refusal_id: str
+    operator_policy_version: str
+    input_digest: str | None
+    geometric_search_run_id: str | None
+    residual_id: str | None
+    operator_name: str
+    reason_codes: tuple[str, ...]
+    explanation: str
+
+    ID_FIELD: ClassVar = "operator_refusal_id"
+    SCHEMA: ClassVar = (
+        ("operator_refusal_id", digest),
+        ("operator_policy_version", exactly(CANDIDATE_OPERATOR_POLICY_VERSION)),
+        ("input_digest", optional(digest)),
+        ("geometric_search_run_id", optional(digest)),
+        ("residual_id", optional(digest)),
+        ("operator_name", exactly(OPERATOR_NAME)),
+        ("reason_codes", tuple_of(code, non_empty=True)),
+        ("explanation", text),
+    )
+
+
+CandidateOperatorOutcome = CandidateOperatorResult | CandidateOperatorRefusal
+
+
+def candidate_operator_input(
+    *,
+    assessment: ContractAssessment,
+    residual: ContractResidual,
+    gate_decision: SearchGateDecision,
+    budget_decision: ComputeBudgetDecision,
+    opened_run: OpenedSearchRun,
+    attempt_index: int = 0,
+) -> CandidateOperatorInput:
+    """The input that binds exactly these records (raises ``RecordError`` if it cannot)."""
+    return CandidateOperatorInput.sealed(
+        operator_policy_version=CANDIDATE_OPERATOR_POLICY_VERSION,
+        operator_name=OPERATOR_NAME,
+        operator_version=OPERATOR_VERSION,
+        problem_frame_digest=assessment.problem_frame_digest,
+        original_contract_assessment_id=assessment.assessment_id,
+        residual_id=residual.residual_id,
+        residual_kind=residual.kind.value,
+        search_gate_decision_id=gate_decision.decision_id,
+        compute_budget_id=budget_decision.budget_id,
+        geometric_search_run_id=opened_run.run_id,
+        operator_set_id=opened_run.operator_set_id,
+        operator_set_version=opened_run.operator_set_version,
+        attempt_index=attempt_index,
+        schema_versions=SCHEMA_VERSIONS,
+        policy_versions=POLICY_VERSIONS,
+    )
+
+
+# Input defects that are numbered preconditions get the precondition's own reason.
+_INPUT_DEFECT_REASONS = {
+    ("attempt_index", Defect.NEGATIVE_VALUE): R.ATTEMPT_INDEX_NEGATIVE,
+    ("schema_versions", Defect.PAIRS_NOT_SORTED_UNIQUE): R.VERSIONS_NOT_CANONICAL,
+    ("policy_versions", Defect.PAIRS_NOT_SORTED_UNIQUE): R.VERSIONS_NOT_CANONICAL,
+    ("input_digest", Defect.IDENTITY_MISMATCH): R.IDENTITY_MISMATCH,
+}
+
+
+def _records_failure(operator_input: object, records: dict[str, tuple[object, type]]) -> R | None:
+    found = inspect_record(operator_input, CandidateOperatorInput)
+    if found is not None:
+        return _INPUT_DEFECT_REASONS.get((found.field, found.defect), R.INPUT_MALFORMED)
+    for value, record_type in records.values():
+        if inspect_record(value, record_type) is not None:
+            return R.RECORD_MALFORMED
+    return None
+
+
+def _precondition_failure(
+    operator_input: CandidateOperatorInput,
+    policy: CandidateOperatorPolicy,
+    frame: ProblemFrame,
+    assessment: ContractAssessment,
+    residual: ContractResidual,
+    gate: SearchGateDecision,
+    budget: ComputeBudgetDecision,
+    run: OpenedSearchRun,
+    operator_set: OperatorSetManifest,
+) -> R | None:
+    """ADR-0231 §7.3, in order, with the identity bindings of §7.2 and §17."""
+    frame_digest = problem_frame_digest(frame)
+    charge = policy.budget_charge
+    checks: tuple[tuple[bool, R], ...] = (
+        (policy == MISSING_ROLE_CANDIDATE_POLICY, R.POLICY_UNSUPPORTED),
+        (
+            operator_input.operator_policy_version == policy.operator_policy_version,
+            R.POLICY_UNSUPPORTED,
+        ),
+        (
+            (operator_input.operator_name, operator_input.operator_version)
+            == (policy.operator_name, policy.operator_version),
+            R.OPERATOR_UNSUPPORTED,
+        ),
+        (
+            operator_input.problem_frame_digest
+            == frame_digest
+            == assessment.problem_frame_digest
+            == residual.problem_frame_digest
+            == gate.problem_frame_digest
+            == run.problem_frame_digest,
+            R.IDENTITY_MISMATCH,
+        ),
+        (
+            operator_input.original_contract_assessment_id
+            == assessment.assessment_id
+            == residual.contract_assessment_id
+            == gate.contract_assessment_id
+            == run.contract_assessment_id,
+            R.IDENTITY_MISMATCH,
+        ),
+        (
+            operator_input.residual_id == residual.residual_id
+            and gate.residual_ids == (residual.residual_id,) == run.residual_ids,
+            R.IDENTITY_MISMATCH,
+        ),
+        (
+            (operator_input.search_gate_decision_id, operator_input.compute_budget_id)
+            == (gate.decision_id, budget.budget_id)
+            and operator_input.geometric_search_run_id == run.run_id,
+            R.IDENTITY_MISMATCH,
+        ),
+        (
+            operator_input.residual_kind == residual.kind.value
+            and residual.kind.value in policy.allowed_residual_kinds,
+            R.RESIDUAL_KIND_UNSUPPORTED,
+        ),
+        (
+            residual.candidate_organ in policy.allowed_candidate_organs
+            and gate.candidate_organ == residual.candidate_organ,
+            R.CANDIDATE_ORGAN_UNSUPPORTED,
+        ),
+        (residual.residual_code in policy.allowed_residual_codes, R.RESIDUAL_CODE_UNSUPPORTED),
+        (
+            gate.status is SearchGateStatus.ELIGIBLE
+            and gate.reason_code == f"eligible_{ResidualKind.MISSING_ROLE.value}",
+            R.GATE_NOT_ELIGIBLE,
+        ),
+        (
+            budget.status is ComputeBudgetStatus.BUDGET_ALLOWED
+            and budget.reason_code == f"budget_allowed_{ResidualKind.MISSING_ROLE.value}",
+            R.BUDGET_NOT_ALLOWED,
+        ),
+        (budget.gate_decision_id == gate.decision_id, R.GATE_BUDGET_MISMATCH),
+        (
+            run.gate_decision_id == gate.decision_id and run.budget_id == budget.budget_id,
+            R.RUN_MISMATCH,
+        ),
+        (
+            (run.operator_set_id, run.operator_set_version)
+            == (operator_input.operator_set_id, operator_input.operator_set_version)
+            == (operator_set_id(operator_set), operator_set.operator_set_version)
+            and operator_set == CANDIDATE_OPERATOR_SET,
+            R.OPERATOR_SET_MISMATCH,
+        ),
+        (operator_input.attempt_index < budget.max_candidates, R.ATTEMPT_INDEX_BEYOND_BUDGET),
+        (operator_input.attempt_index < policy.max_attempts_per_run, R.ATTEMPT_INDEX_BEYOND_POLICY),
+        (
+            (operator_input.attempt_index + 1) * charge.candidates <= budget.max_candidates
+            and policy.depth <= budget.max_depth
+            and (operator_input.attempt_index + 1) * charge.steps <= budget.max_steps,
+            R.CHARGE_EXCEEDS_BUDGET,
+        ),
+        (budget.max_parallelism == policy.max_parallelism == 1, R.PARALLELISM_NOT_ONE),
+        (residual.role is not None and bool(residual.evidence_spans), R.RESIDUAL_FIELD_MISSING),
+        (
+            all(span_in_source(span, frame.source_text) for span in residual.evidence_spans),
+            R.EVIDENCE_SPANS_INVALID,
+        ),
+        (
+            (operator_input.schema_versions, operator_input.policy_versions)
+            == (SCHEMA_VERSIONS, POLICY_VERSIONS),
+            R.IDENTITY_MISMATCH,
+        ),
+        (bool(frame.cues), R.CUE_MISSING),
+        (len(frame.cues) < 2, R.CUE_AMBIGUOUS),
+    )
+    for holds, reason in checks:
+        if not holds:
+            return reason
+    # ADR-0231 §6, §13: the cue's span must already be evidence of this residual.
+    if frame.cues[0].span not in residual.evidence_spans:
+        return R.CUE_NOT_JUSTIFIED
+    return None
+
+
+def _refusal(
+    reason: R, operator_input: object, run: object, residual: object
+) -> CandidateOperatorRefusal:
+    input_ok = inspect_record(operator_input, CandidateOperatorInput) is None
+    run_ok = inspect_record(run, OpenedSearchRun) is None
+    residual_ok = inspect_record(residual, ContractResidual) is None
+    return CandidateOperatorRefusal.sealed(
+        operator_policy_version=CANDIDATE_OPERATOR_POLICY_VERSION,
+        input_digest=operator_input.input_digest if input_ok else None,  # type: ignore[union-attr]
+        geometric_search_run_id=run.run_id if run_ok else None,  # type: ignore[union-attr]
+        residual_id=residual.residual_id if residual_ok else None,  # type: ignore[union-attr]
+        operator_name=OPERATOR_NAME,
+        reason_codes=(reason.value,),
+        explanation=f"refused: {reason.value}",
+    )
+
+
+def propose_candidate(
+    operator_input: CandidateOperatorInput,
+    *,
+    frame: ProblemFrame,
+    assessment: ContractAssessment,
+    residual: ContractResidual,
+    gate_decision: SearchGateDecision,
+    budget_decision: ComputeBudgetDecision,
+    opened_run: OpenedSearchRun,
+    operator_set: OperatorSetManifest = CANDIDATE_OPERATOR_SET,
+    policy: CandidateOperatorPolicy = MISSING_ROLE_CANDIDATE_POLICY,
+) -> CandidateOperatorOutcome:
+    """Run ``missing_role_candidate.v1`` once: one candidate, or a typed refusal (ADR-0231).
+
+    The candidate binds the direction role to the frame's single grounded cue; its evidence
+    is the residual's spans, in order, duplicates kept (§13). The attempt it makes is charged
+    ``BudgetCharge(1, 1)`` at depth 1 and stays ``replay_pending`` (§6, §14).
+    """
+    records = {
+        "frame": (frame, ProblemFrame),
+        "assessment": (assessment, ContractAssessment),
+        "residual": (residual, ContractResidual),
+        "gate": (gate_decision, SearchGateDecision),
+        "budget": (budget_decision, ComputeBudgetDecision),
+        "run": (opened_run, OpenedSearchRun),
+        "operator_set": (operator_set, OperatorSetManifest),
+        "policy": (policy, CandidateOperatorPolicy),
+    }
+    reason = _records_failure(operator_input, records) or _precondition_failure(
+        operator_input,
+        policy,
+        frame,
+        assessment,
+        residual,
+        gate_decision,
+        budget_decision,
+        opened_run,
+        operator_set,
+    )
+    if reason is not None:
+        return _refusal(reason, operator_input, opened_run, residual)
+    cue = frame.cues[0]
+    payload = RoleBindingDelta(
+        kind=CANDIDATE_PAYLOAD_KIND,
+        candidate_organ=UNARY_DELTA_ORGAN,
+        relation_type=UNARY_DELTA_RELATION,
+        role=Role.DIRECTION,
+        source=CUE_SOURCE,
+        direction=cue.direction,
+        cue_span=cue.span,
+    )
+    spans = residual.evidence_spans
+    content_digest = candidate_digest_of(
+        operator_input.problem_frame_digest, UNARY_DELTA_ORGAN, payload, spans
+    )
+    attempt = CandidateAttempt.sealed(
+        attempt_index=operator_input.attempt_index,
+        parent_attempt_id=None,
+        operator_id=OPERATOR_NAME,
+        operator_version=OPERATOR_VERSION,
+        input_digest=operator_input.input_digest,
+        candidate_digest=content_digest,
+        budget_charge=policy.budget_charge,
+        depth=policy.depth,
+        step_index=operator_input.attempt_index * policy.budget_charge.steps,
+        replay_status=CandidateReplayStatus.REPLAY_PENDING,
+        replay_blockers=(),
+        evidence_spans=spans,
+        explanation=f"propose direction={cue.direction.value} from the grounded cue",
+    )
+    reconstruction = CandidateReconstruction.sealed(
+        candidate_digest=content_digest,
+        candidate_organ=UNARY_DELTA_ORGAN,
+        candidate_payload=payload,
+        evidence_spans=spans,
+        operator_name=OPERATOR_NAME,
+        operator_version=OPERATOR_VERSION,
+        operator_provenance=(
+            ("candidate_operator", CANDIDATE_OPERATOR_POLICY_VERSION),
+            ("candidate_operators", CANDIDATE_OPERATOR_SET_VERSION),
+            (OPERATOR_NAME, OPERATOR_VERSION),
+        ),
+        source_residual_id=residual.residual_id,
+        problem_frame_digest=operator_input.problem_frame_digest,
+        original_contract_assessment_id=operator_input.original_contract_assessment_id,
+        geometric_search_run_id=opened_run.run_id,
+        attempt_id=attempt.attempt_id,
+        attempt_index=attempt.attempt_index,
+        operator_set_id=operator_input.operator_set_id,
+        schema_versions=operator_input.schema_versions,
+        policy_versions=operator_input.policy_versions,
+    )
+    return CandidateOperatorResult.sealed(
+        operator_policy_version=CANDIDATE_OPERATOR_POLICY_VERSION,
+        input_digest=operator_input.input_digest,
+        geometric_search_run_id=opened_run.run_id,
+        attempt_id=attempt.attempt_id,
+        attempt_index=attempt.attempt_index,
+        candidate_digest=content_digest,
+        candidate_reconstruction_digest=reconstruction.candidate_reconstruction_digest,
+        candidate_organ=UNARY_DELTA_ORGAN,
+        operator_name=OPERATOR_NAME,
+        operator_version=OPERATOR_VERSION,
+        reason_codes=("candidate_constructed",),
+        evidence_spans=spans,
+        candidate_attempt=attempt,
+        reconstruction=reconstruction,
+        explanation="one candidate: bind direction from the single grounded cue; replay pending",
+    )
