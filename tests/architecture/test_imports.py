@@ -23,6 +23,7 @@ ORDER = [
     "budget",
     "search_run",
     "operators",
+    "replay",
 ]
 
 # Standard-library modules the kernel may use at all; everything else is refused, including

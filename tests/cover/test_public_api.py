@@ -108,6 +108,15 @@ EXPECTED_KERNEL_EXPORTS = {
     "RoleBindingDelta",
     "candidate_operator_input",
     "propose_candidate",
+    # replay
+    "REPLAY_SCHEMA_VERSION",
+    "ReplayDisposition",
+    "ReplayOutcome",
+    "ReplayRefusal",
+    "ReplayRefusalReason",
+    "ReplayResult",
+    "apply_candidate",
+    "replay_candidate",
 }
 
 # ADR-0228 §1, §7 and §17.11; ADR-0231 §8.4; ADR-0227 §3.
@@ -160,6 +169,7 @@ ENVELOPE_RECORDS = [
     kernel.CandidateReconstruction,
     kernel.CandidateOperatorResult,
     kernel.CandidateOperatorRefusal,
+    kernel.ReplayRefusal,
 ]
 
 
@@ -215,6 +225,17 @@ def test_proof_record_carries_no_answer_or_authority_field():
     """ADR-0226 §7E: proof reports obligations; the answer is a later, separate stage."""
     names = {field.name for field in dataclasses.fields(kernel.ProofRecord)}
     assert not names & (FORBIDDEN_FIELD_NAMES - {"proof"})
+
+
+def test_replay_result_carries_evidence_not_an_answer():
+    """ADR-0226 §7E: replay reports a disposition over evidence; the answer is a later stage."""
+    names = {field.name for field in dataclasses.fields(kernel.ReplayResult)}
+    assert not names & (FORBIDDEN_FIELD_NAMES - {"proof"})
+    assert {d.value for d in kernel.ReplayDisposition} == {
+        "contract_refused",
+        "contract_closed_but_proof_refused",
+        "contract_and_proof_closed",
+    }
 
 
 def test_closed_vocabularies_are_exactly_the_adrs():

@@ -1,8 +1,8 @@
 """The practice-loop kernel: standard library only, pure, deterministic (ARCHITECTURE §1).
 
 Modules, in their one-way dependency order: ``identity``, ``frame``, ``assessment``,
-``proof``, ``residual``, ``gate``, ``budget``, ``search_run``, ``operators``. This façade
-re-exports the public records, closed vocabularies and stage functions;
+``proof``, ``residual``, ``gate``, ``budget``, ``search_run``, ``operators``, ``replay``.
+This façade re-exports the public records, closed vocabularies and stage functions;
 ``tests/cover/test_public_api.py`` pins ``__all__`` exactly.
 """
 
@@ -80,6 +80,16 @@ from .operators import (
     propose_candidate,
 )
 from .proof import Obligation, ObligationOutcome, ProofRecord, ProofStatus, check_proof
+from .replay import (
+    REPLAY_SCHEMA_VERSION,
+    ReplayDisposition,
+    ReplayOutcome,
+    ReplayRefusal,
+    ReplayRefusalReason,
+    ReplayResult,
+    apply_candidate,
+    replay_candidate,
+)
 from .residual import ContractResidual, ResidualKind, project_residuals
 from .search_run import (
     EMPTY_OPERATOR_SET,
@@ -205,4 +215,13 @@ __all__ = [
     "RoleBindingDelta",
     "candidate_operator_input",
     "propose_candidate",
+    # replay
+    "REPLAY_SCHEMA_VERSION",
+    "ReplayDisposition",
+    "ReplayOutcome",
+    "ReplayRefusal",
+    "ReplayRefusalReason",
+    "ReplayResult",
+    "apply_candidate",
+    "replay_candidate",
 ]
