@@ -1,0 +1,279 @@
+"""The replay adapter (our ADR-0229, docs/adr/0006; ADR-0226 §7E, ADR-0228 §12)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from practice_loop.examples import direction_unbound, runnable_increase
+from practice_loop.kernel import (
+    CANDIDATE_OPERATOR_SET,
+    GEOMETRIC_SEARCH_RUN_V2_POLICY_VERSION,
+    AssessmentStatus,
+    CandidateOperatorResult,
+    CandidateReconstruction,
+    Defect,
+    Direction,
+    GateReason,
+    RecordError,
+    ReplayDisposition,
+    ReplayRefusal,
+    ReplayResult,
+    Role,
+    RoleBindingDelta,
+    candidate_operator_input,
+    canonical_json,
+    open_search_run,
+    problem_frame_digest,
+    propose_candidate,
+    replay_candidate,
+)
+from practice_loop.kernel.operators import candidate_digest_of
+from practice_strategies import (
+    FRAME_RECIPES,
+    build_chain,
+    fields_for_sealing,
+    problem_frames,
+    resealed,
+    tampered,
+)
+
+ELIGIBLE_ONE_CUE = {**FRAME_RECIPES[GateReason.ELIGIBLE_MISSING_ROLE], "cue_count": 1}
+
+
+@dataclasses.dataclass(frozen=True)
+class Proposed:
+    chain: object
+    result: CandidateOperatorResult
+
+
+def propose(frame) -> Proposed:
+    chain = build_chain(
+        frame,
+        operator_set=CANDIDATE_OPERATOR_SET,
+        run_policy_version=GEOMETRIC_SEARCH_RUN_V2_POLICY_VERSION,
+    )
+    opened = open_search_run(chain.search_input, chain.gate, chain.budget, CANDIDATE_OPERATOR_SET)
+    residual = chain.residuals[0]
+    operator_input = candidate_operator_input(
+        assessment=chain.assessment,
+        residual=residual,
+        gate_decision=chain.gate,
+        budget_decision=chain.budget,
+        opened_run=opened,
+    )
+    result = propose_candidate(
+        operator_input,
+        frame=chain.frame,
+        assessment=chain.assessment,
+        residual=residual,
+        gate_decision=chain.gate,
+        budget_decision=chain.budget,
+        opened_run=opened,
+    )
+    assert type(result) is CandidateOperatorResult, result
+    return Proposed(chain, result)
+
+
+proposals = problem_frames(**ELIGIBLE_ONE_CUE).map(propose)
+
+
+def _expected(frame) -> tuple[ReplayDisposition, int | None]:
+    """The verdict computed here from the frame's values, not by the kernel."""
+    proposal = frame.proposals[0]
+    initial = frame.fact(proposal.binding(Role.INITIAL).fact_id)
+    delta = frame.fact(proposal.binding(Role.DELTA).fact_id)
+    if not initial.unit == delta.unit == frame.target.unit:
+        return ReplayDisposition.CONTRACT_REFUSED, None
+    sign = 1 if frame.cues[0].direction is Direction.INCREASE else -1
+    value = initial.value + sign * delta.value
+    if value < 0:
+        return ReplayDisposition.CONTRACT_CLOSED_BUT_PROOF_REFUSED, None
+    return ReplayDisposition.CONTRACT_AND_PROOF_CLOSED, value
+
+
+@given(proposals)
+def test_replay_reaches_the_verdict_the_values_entail(proposed):
+    """ADR-0226 §7E: same contract, same proof obligations, three dispositions."""
+    chain, result = proposed.chain, proposed.result
+    outcome = replay_candidate(chain.frame, chain.assessment, result.reconstruction)
+    assert type(outcome) is ReplayResult
+    disposition, value = _expected(chain.frame)
+    assert outcome.disposition is disposition
+    if disposition is ReplayDisposition.CONTRACT_AND_PROOF_CLOSED:
+        assert outcome.replay_blockers == ()
+        assert outcome.replay_proof.derived_value == value
+    elif disposition is ReplayDisposition.CONTRACT_REFUSED:
+        assert outcome.replay_proof is None
+        assert outcome.replay_blockers == ("unit_mismatch",)
+    else:
+        assert outcome.replay_blockers == ("result_non_negative",)
+    assert outcome.candidate_reconstruction_digest == result.candidate_reconstruction_digest
+    assert outcome.attempt_id == result.attempt_id
+
+
+@given(proposals)
+def test_replay_works_on_a_copy(proposed):
+    """ADR-0226 §7E, ADR-0228 §14: the original frame and assessment stay untouched; the
+    candidate frame differs from the original only by the one direction binding."""
+    chain, result = proposed.chain, proposed.result
+    before = [canonical_json(r.to_json()) for r in (chain.frame, chain.assessment, result)]
+    outcome = replay_candidate(chain.frame, chain.assessment, result.reconstruction)
+    after = [canonical_json(r.to_json()) for r in (chain.frame, chain.assessment, result)]
+    assert before == after
+    candidate = outcome.candidate_frame
+    assert problem_frame_digest(candidate) != problem_frame_digest(chain.frame)
+    assert outcome.problem_frame_digest == problem_frame_digest(chain.frame)
+    added = candidate.proposals[0].binding(Role.DIRECTION)
+    assert added.direction is chain.frame.cues[0].direction
+    assert added.evidence_spans == (chain.frame.cues[0].span,)
+    assert dataclasses.replace(candidate, proposals=chain.frame.proposals) == chain.frame
+    assert chain.assessment.status is AssessmentStatus.REFUSED
+
+
+@given(proposals, st.text())
+def test_replay_identity_is_deterministic_and_ignores_prose(proposed, note):
+    """ADR-0226 §9: same candidate, same bytes; prose never enters the replay id."""
+    chain, result = proposed.chain, proposed.result
+    first = replay_candidate(chain.frame, chain.assessment, result.reconstruction)
+    second = replay_candidate(chain.frame, chain.assessment, result.reconstruction)
+    assert canonical_json(first.to_json()) == canonical_json(second.to_json())
+    assert tampered(first, explanation=note).compute_id() == first.replay_id
+
+
+def test_the_shipped_example_closes_through_replay():
+    """The direction_unbound example: 12 apples, 5 eaten, closes at 7."""
+    proposed = propose(direction_unbound().frame)
+    outcome = replay_candidate(
+        proposed.chain.frame, proposed.chain.assessment, proposed.result.reconstruction
+    )
+    assert outcome.disposition is ReplayDisposition.CONTRACT_AND_PROOF_CLOSED
+    assert outcome.replay_proof.derived_value == 7
+
+
+# ------------------------------------------------------------------------------------------
+# Adapter refusals: invalid input is never a semantic verdict
+
+
+EXAMPLE = propose(direction_unbound().frame)
+RECONSTRUCTION = EXAMPLE.result.reconstruction
+
+
+def _reconstruction_with(payload: RoleBindingDelta) -> CandidateReconstruction:
+    """A self-consistent reconstruction carrying another payload (both digests resealed)."""
+    content = candidate_digest_of(
+        RECONSTRUCTION.problem_frame_digest,
+        RECONSTRUCTION.candidate_organ,
+        payload,
+        RECONSTRUCTION.evidence_spans,
+    )
+    return CandidateReconstruction.sealed(
+        **fields_for_sealing(RECONSTRUCTION, candidate_payload=payload, candidate_digest=content)
+    )
+
+
+def _runnable_chain():
+    return build_chain(runnable_increase().frame)
+
+
+REFUSALS = {
+    "frame_malformed": lambda: (
+        tampered(EXAMPLE.chain.frame, source_text=None),
+        EXAMPLE.chain.assessment,
+        RECONSTRUCTION,
+    ),
+    "assessment_malformed": lambda: (EXAMPLE.chain.frame, "refused", RECONSTRUCTION),
+    "reconstruction_malformed": lambda: (
+        EXAMPLE.chain.frame,
+        EXAMPLE.chain.assessment,
+        tampered(RECONSTRUCTION, attempt_index=3),
+    ),
+    "frame_mismatch": lambda: (
+        _runnable_chain().frame,
+        EXAMPLE.chain.assessment,
+        RECONSTRUCTION,
+    ),
+    "assessment_mismatch": lambda: (
+        EXAMPLE.chain.frame,
+        resealed(EXAMPLE.chain.assessment, blockers=EXAMPLE.chain.assessment.blockers * 2),
+        RECONSTRUCTION,
+    ),
+    "cue_not_in_frame": lambda: (
+        EXAMPLE.chain.frame,
+        EXAMPLE.chain.assessment,
+        _reconstruction_with(
+            dataclasses.replace(RECONSTRUCTION.candidate_payload, direction=Direction.INCREASE)
+        ),
+    ),
+}
+
+
+@pytest.mark.parametrize("reason", sorted(REFUSALS))
+def test_invalid_input_is_an_adapter_refusal(reason):
+    """docs/adr/0006: what cannot be validated gets a typed refusal, not a verdict."""
+    outcome = replay_candidate(*REFUSALS[reason]())
+    assert type(outcome) is ReplayRefusal
+    assert outcome.reason_codes == (reason,)
+
+
+def test_a_runnable_original_is_not_replayed():
+    """ADR-0226 §6: a runnable assessment takes the existing path, never search."""
+    chain = _runnable_chain()
+    reconstruction = CandidateReconstruction.sealed(
+        **fields_for_sealing(
+            RECONSTRUCTION,
+            problem_frame_digest=chain.assessment.problem_frame_digest,
+            original_contract_assessment_id=chain.assessment.assessment_id,
+            candidate_digest=candidate_digest_of(
+                chain.assessment.problem_frame_digest,
+                RECONSTRUCTION.candidate_organ,
+                RECONSTRUCTION.candidate_payload,
+                RECONSTRUCTION.evidence_spans,
+            ),
+        )
+    )
+    outcome = replay_candidate(chain.frame, chain.assessment, reconstruction)
+    assert type(outcome) is ReplayRefusal
+    assert outcome.reason_codes == ("assessment_not_refused",)
+
+
+def test_a_forged_refused_assessment_is_not_reproducible():
+    """The original assessment must be the organ's own judgement of this frame."""
+    forged = resealed(EXAMPLE.chain.assessment, blockers=EXAMPLE.chain.assessment.blockers * 2)
+    reconstruction = CandidateReconstruction.sealed(
+        **fields_for_sealing(RECONSTRUCTION, original_contract_assessment_id=forged.assessment_id)
+    )
+    outcome = replay_candidate(EXAMPLE.chain.frame, forged, reconstruction)
+    assert outcome.reason_codes == ("assessment_not_reproducible",)
+
+
+garbage = st.one_of(st.none(), st.integers(), st.text(), st.dictionaries(st.text(), st.integers()))
+
+
+@given(garbage, st.integers(0, 2))
+def test_garbage_never_raises(value, position):
+    args = [EXAMPLE.chain.frame, EXAMPLE.chain.assessment, RECONSTRUCTION]
+    args[position] = value
+    outcome = replay_candidate(*args)
+    assert type(outcome) is ReplayRefusal
+    assert outcome.reason_codes[0] in {
+        "frame_malformed",
+        "assessment_malformed",
+        "reconstruction_malformed",
+    }
+
+
+def test_result_record_refuses_a_disposition_its_evidence_does_not_entail():
+    """docs/adr/0006: a replay result cannot claim closure its proof does not show."""
+    outcome = replay_candidate(EXAMPLE.chain.frame, EXAMPLE.chain.assessment, RECONSTRUCTION)
+    for changes in (
+        {"disposition": ReplayDisposition.CONTRACT_REFUSED},
+        {"replay_blockers": ("result_non_negative",)},
+        {"replay_proof": None},
+    ):
+        with pytest.raises(RecordError) as raised:
+            ReplayResult.sealed(**fields_for_sealing(outcome, **changes))
+        assert raised.value.found.defect is Defect.INCONSISTENT_FIELDS
