@@ -24,6 +24,9 @@ ORDER = [
     "search_run",
     "operators",
     "replay",
+    "answer",
+    "trace",
+    "loop",
 ]
 
 # Standard-library modules the kernel may use at all; everything else is refused, including
@@ -35,6 +38,7 @@ ALLOWED_STDLIB = {
     "hashlib",
     "json",
     "re",
+    "types",
     "typing",
     "collections",
 }

@@ -117,6 +117,26 @@ EXPECTED_KERNEL_EXPORTS = {
     "ReplayResult",
     "apply_candidate",
     "replay_candidate",
+    # answer
+    "ANSWER_SCHEMA_VERSION",
+    "AnswerOutcome",
+    "AnswerPath",
+    "AnswerRefusal",
+    "AnswerRefusalReason",
+    "ProofGatedAnswer",
+    "decide_answer",
+    # trace
+    "TRACE_SCHEMA_VERSION",
+    "SealedPracticeTrace",
+    "TraceFailure",
+    "TraceFailureCode",
+    "TraceVerification",
+    "load_sealed_trace",
+    "seal_practice_trace",
+    "verify_sealed_trace",
+    # loop
+    "practice_case",
+    "replay_divergence",
 }
 
 # ADR-0228 §1, §7 and §17.11; ADR-0231 §8.4; ADR-0227 §3.

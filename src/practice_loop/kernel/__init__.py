@@ -1,11 +1,20 @@
 """The practice-loop kernel: standard library only, pure, deterministic (ARCHITECTURE §1).
 
 Modules, in their one-way dependency order: ``identity``, ``frame``, ``assessment``,
-``proof``, ``residual``, ``gate``, ``budget``, ``search_run``, ``operators``, ``replay``.
-This façade re-exports the public records, closed vocabularies and stage functions;
-``tests/cover/test_public_api.py`` pins ``__all__`` exactly.
+``proof``, ``residual``, ``gate``, ``budget``, ``search_run``, ``operators``, ``replay``,
+``answer``, ``trace``, ``loop``. This façade re-exports the public records, closed
+vocabularies and stage functions; ``tests/cover/test_public_api.py`` pins ``__all__`` exactly.
 """
 
+from .answer import (
+    ANSWER_SCHEMA_VERSION,
+    AnswerOutcome,
+    AnswerPath,
+    AnswerRefusal,
+    AnswerRefusalReason,
+    ProofGatedAnswer,
+    decide_answer,
+)
 from .assessment import (
     AssessmentStatus,
     Blocker,
@@ -63,6 +72,7 @@ from .identity import (
     is_version,
     sha256_digest,
 )
+from .loop import practice_case, replay_divergence
 from .operators import (
     CANDIDATE_OPERATOR_POLICY_VERSION,
     CANDIDATE_OPERATOR_SET,
@@ -113,6 +123,16 @@ from .search_run import (
     operator_set_id,
     record_attempts,
     search_input_for,
+)
+from .trace import (
+    TRACE_SCHEMA_VERSION,
+    SealedPracticeTrace,
+    TraceFailure,
+    TraceFailureCode,
+    TraceVerification,
+    load_sealed_trace,
+    seal_practice_trace,
+    verify_sealed_trace,
 )
 
 __all__ = [
@@ -224,4 +244,24 @@ __all__ = [
     "ReplayResult",
     "apply_candidate",
     "replay_candidate",
+    # answer
+    "ANSWER_SCHEMA_VERSION",
+    "AnswerOutcome",
+    "AnswerPath",
+    "AnswerRefusal",
+    "AnswerRefusalReason",
+    "ProofGatedAnswer",
+    "decide_answer",
+    # trace
+    "TRACE_SCHEMA_VERSION",
+    "SealedPracticeTrace",
+    "TraceFailure",
+    "TraceFailureCode",
+    "TraceVerification",
+    "load_sealed_trace",
+    "seal_practice_trace",
+    "verify_sealed_trace",
+    # loop
+    "practice_case",
+    "replay_divergence",
 ]

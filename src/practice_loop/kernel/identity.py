@@ -16,6 +16,8 @@ import enum
 import hashlib
 import json
 import re
+import types
+import typing
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -664,4 +666,68 @@ def refuse(
         subject_digest=subject_digest,
         reason_codes=codes,
         explanation=detail,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Rebuilding records from their JSON form
+
+
+def _decode_value(hint: Any, value: object, where: str) -> object:
+    """``value`` (decoded JSON) as the type ``hint`` names; ``TypeError`` when it cannot be."""
+    origin = typing.get_origin(hint)
+    if origin in (types.UnionType, typing.Union):
+        options = typing.get_args(hint)
+        if value is None and type(None) in options:
+            return None
+        others = [option for option in options if option is not type(None)]
+        if len(others) == 1:
+            return _decode_value(others[0], value, where)
+        # Record types in one union are told apart by their identity field; no two share one.
+        for record_type in others:
+            if type(value) is dict and getattr(record_type, "ID_FIELD", None) in value:
+                return record_from_json(record_type, value)
+        raise TypeError(f"{where}: no type of {hint} fits")
+    if origin is tuple:
+        if type(value) is not list:
+            raise TypeError(f"{where}: expected a list")
+        args = typing.get_args(hint)
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(_decode_value(args[0], item, f"{where}[]") for item in value)
+        if len(args) != len(value):
+            raise TypeError(f"{where}: expected {len(args)} items")
+        return tuple(
+            _decode_value(a, item, f"{where}[]") for a, item in zip(args, value, strict=True)
+        )
+    if isinstance(hint, type) and issubclass(hint, Record):
+        return record_from_json(hint, value)
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        if type(value) is not str:
+            raise TypeError(f"{where}: expected an enum value")
+        return hint(value)
+    if hint in (str, int, bool):
+        if type(value) is not hint:
+            raise TypeError(f"{where}: expected {hint.__name__}")
+        return value
+    raise TypeError(f"{where}: unsupported type {hint}")
+
+
+def record_from_json(record_type: type, value: object) -> Any:
+    """Rebuild a record from ``to_json()`` output, validating it on construction.
+
+    Exactly the record's fields must be present; enum values must be known; every nested
+    record is rebuilt and validated too. Raises ``TypeError``, ``ValueError`` or
+    ``RecordError``; callers turn them into a typed refusal.
+    """
+    if type(value) is not dict:
+        raise TypeError(f"{record_type.__name__}: expected an object")
+    hints = typing.get_type_hints(record_type)
+    names = [field.name for field in dataclasses.fields(record_type)]
+    if set(value) != set(names):
+        raise TypeError(f"{record_type.__name__}: fields {sorted(set(value) ^ set(names))}")
+    return record_type(
+        **{
+            name: _decode_value(hints[name], value[name], f"{record_type.__name__}.{name}")
+            for name in names
+        }
     )

@@ -1,0 +1,246 @@
+"""The proof-gated answer (ADR-0226 §6, §7E, §8.6-8).
+
+An answer exists only in two ways: a runnable original assessment whose proof closes (the
+existing path, no search), or a refused one for which at least one candidate replayed to
+``contract_and_proof_closed`` and every closed candidate agrees. Anything else leaves the
+original refusal standing. The stage trusts no verdict it is handed: it re-runs the organ's
+contract and proof over each closed candidate's frame and checks that frame is the original
+plus one binding, before a value can pass.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from typing import ClassVar
+
+from .assessment import AssessmentStatus, ContractAssessment, assess
+from .frame import ProblemFrame, problem_frame_digest
+from .identity import (
+    Defect,
+    Record,
+    code,
+    digest,
+    exactly,
+    inspect_record,
+    label,
+    member_of,
+    non_negative_int,
+    optional,
+    text,
+    tuple_of,
+)
+from .proof import ProofRecord, ProofStatus, check_proof
+from .replay import ReplayDisposition, ReplayRefusal, ReplayResult
+
+ANSWER_SCHEMA_VERSION = "proof_gated_answer.v1"
+
+
+class AnswerPath(enum.Enum):
+    DIRECT = "direct"
+    PRACTICE = "practice"
+
+
+class AnswerRefusalReason(enum.Enum):
+    INPUT_MALFORMED = "input_malformed"
+    EVIDENCE_MISMATCH = "evidence_mismatch"
+    SEARCH_ON_RUNNABLE = "search_on_runnable"
+    DIRECT_PROOF_MISSING = "direct_proof_missing"
+    DIRECT_PROOF_REFUSED = "direct_proof_refused"
+    REPLAY_NOT_REPRODUCIBLE = "replay_not_reproducible"
+    CANDIDATES_DISAGREE = "candidates_disagree"
+    ORIGINAL_REFUSAL_STANDS = "original_refusal_stands"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ProofGatedAnswer(Record):
+    """A value, its unit, the path that licensed it, and the proof and replays behind it."""
+
+    answer_id: str
+    schema_version: str
+    problem_frame_digest: str
+    original_contract_assessment_id: str
+    path: AnswerPath
+    value: int
+    unit: str
+    proof_id: str
+    replay_ids: tuple[str, ...]
+    explanation: str
+
+    ID_FIELD: ClassVar = "answer_id"
+    SCHEMA: ClassVar = (
+        ("answer_id", digest),
+        ("schema_version", exactly(ANSWER_SCHEMA_VERSION)),
+        ("problem_frame_digest", digest),
+        ("original_contract_assessment_id", digest),
+        ("path", member_of(AnswerPath)),
+        ("value", non_negative_int),
+        ("unit", label),
+        ("proof_id", digest),
+        ("replay_ids", tuple_of(digest)),
+        ("explanation", text),
+    )
+
+    def _cross_check(self) -> tuple[str, Defect] | None:
+        # A direct answer has no replay behind it; a practice answer has at least one.
+        direct = self.path is AnswerPath.DIRECT
+        return (
+            None if direct == (not self.replay_ids) else ("replay_ids", Defect.INCONSISTENT_FIELDS)
+        )
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class AnswerRefusal(Record):
+    """No answer. ``reason_codes[0]`` is why; the original blockers follow when it stands."""
+
+    answer_refusal_id: str
+    schema_version: str
+    problem_frame_digest: str | None
+    original_contract_assessment_id: str | None
+    reason_codes: tuple[str, ...]
+    explanation: str
+
+    ID_FIELD: ClassVar = "answer_refusal_id"
+    SCHEMA: ClassVar = (
+        ("answer_refusal_id", digest),
+        ("schema_version", exactly(ANSWER_SCHEMA_VERSION)),
+        ("problem_frame_digest", optional(digest)),
+        ("original_contract_assessment_id", optional(digest)),
+        ("reason_codes", tuple_of(code, non_empty=True)),
+        ("explanation", text),
+    )
+
+
+AnswerOutcome = ProofGatedAnswer | AnswerRefusal
+
+
+def _refusal(
+    reason: AnswerRefusalReason, assessment: object, extra: tuple[str, ...] = ()
+) -> AnswerRefusal:
+    valid = inspect_record(assessment, ContractAssessment) is None
+    return AnswerRefusal.sealed(
+        schema_version=ANSWER_SCHEMA_VERSION,
+        problem_frame_digest=assessment.problem_frame_digest if valid else None,  # type: ignore[union-attr]
+        original_contract_assessment_id=assessment.assessment_id if valid else None,  # type: ignore[union-attr]
+        reason_codes=(reason.value, *extra),
+        explanation=f"no answer: {reason.value}" + (f" ({', '.join(extra)})" if extra else ""),
+    )
+
+
+def _only_one_binding_added(original: ProblemFrame, candidate: ProblemFrame) -> bool:
+    """The candidate frame is the original with exactly one binding added to its proposal."""
+    if len(original.proposals) != 1 or len(candidate.proposals) != 1:
+        return False
+    if dataclasses.replace(candidate, proposals=original.proposals) != original:
+        return False
+    before, after = original.proposals[0].bindings, candidate.proposals[0].bindings
+    return len(after) == len(before) + 1 and all(binding in after for binding in before)
+
+
+def _reproduced_closure(frame: ProblemFrame, replay: ReplayResult) -> ProofRecord | None:
+    """Re-run contract and proof over the replay's candidate frame; the closed proof, or
+    ``None`` when the replay's evidence does not reproduce to closure."""
+    candidate = replay.candidate_frame
+    if not _only_one_binding_added(frame, candidate):
+        return None
+    reassessed = assess(candidate)
+    if (
+        type(reassessed) is not ContractAssessment
+        or reassessed.assessment_id != replay.replay_assessment.assessment_id
+        or reassessed.status is not AssessmentStatus.RUNNABLE
+    ):
+        return None
+    proof = check_proof(candidate, reassessed)
+    if type(proof) is not ProofRecord or replay.replay_proof is None:
+        return None
+    if proof.proof_id != replay.replay_proof.proof_id or proof.status is not ProofStatus.CLOSED:
+        return None
+    return proof
+
+
+def decide_answer(
+    frame: ProblemFrame,
+    assessment: ContractAssessment,
+    *,
+    direct_proof: ProofRecord | None = None,
+    replays: tuple[ReplayResult | ReplayRefusal, ...] = (),
+) -> AnswerOutcome:
+    """The only place a value becomes an answer (ADR-0226 §8.6)."""
+    R = AnswerRefusalReason
+    if (
+        inspect_record(frame, ProblemFrame) is not None
+        or inspect_record(assessment, ContractAssessment) is not None
+        or (direct_proof is not None and inspect_record(direct_proof, ProofRecord) is not None)
+        or type(replays) is not tuple
+        or any(
+            inspect_record(r, ReplayResult) is not None
+            and inspect_record(r, ReplayRefusal) is not None
+            for r in replays
+        )
+    ):
+        return _refusal(R.INPUT_MALFORMED, assessment)
+    frame_digest = problem_frame_digest(frame)
+    results = [r for r in replays if type(r) is ReplayResult]
+    if assessment.problem_frame_digest != frame_digest or any(
+        (r.problem_frame_digest, r.original_contract_assessment_id)
+        != (frame_digest, assessment.assessment_id)
+        for r in results
+    ):
+        return _refusal(R.EVIDENCE_MISMATCH, assessment)
+    if assessment.status is AssessmentStatus.RUNNABLE:
+        return _direct(frame, assessment, direct_proof, replays)
+    if direct_proof is not None:
+        return _refusal(R.EVIDENCE_MISMATCH, assessment)
+    closed = [r for r in results if r.disposition is ReplayDisposition.CONTRACT_AND_PROOF_CLOSED]
+    blockers = tuple(blocker.code.value for blocker in assessment.blockers)
+    if not closed:
+        return _refusal(R.ORIGINAL_REFUSAL_STANDS, assessment, blockers)
+    proofs = [_reproduced_closure(frame, replay) for replay in closed]
+    if any(proof is None for proof in proofs):
+        return _refusal(R.REPLAY_NOT_REPRODUCIBLE, assessment, blockers)
+    values = {(proof.derived_value, proof.derived_unit) for proof in proofs}  # type: ignore[union-attr]
+    if len(values) != 1:
+        return _refusal(R.CANDIDATES_DISAGREE, assessment, blockers)
+    (value, unit), first = values.pop(), proofs[0]
+    return ProofGatedAnswer.sealed(
+        schema_version=ANSWER_SCHEMA_VERSION,
+        problem_frame_digest=frame_digest,
+        original_contract_assessment_id=assessment.assessment_id,
+        path=AnswerPath.PRACTICE,
+        value=value,
+        unit=unit,
+        proof_id=first.proof_id,  # type: ignore[union-attr]
+        replay_ids=tuple(replay.replay_id for replay in closed),
+        explanation=f"answered through practice: {value} {unit}",
+    )
+
+
+def _direct(
+    frame: ProblemFrame,
+    assessment: ContractAssessment,
+    proof: ProofRecord | None,
+    replays: tuple[object, ...],
+) -> AnswerOutcome:
+    """The existing path: a runnable assessment, its own proof, and no search (ADR-0226 §6)."""
+    R = AnswerRefusalReason
+    if replays:
+        return _refusal(R.SEARCH_ON_RUNNABLE, assessment)
+    if proof is None:
+        return _refusal(R.DIRECT_PROOF_MISSING, assessment)
+    reproduced = check_proof(frame, assessment)
+    if type(reproduced) is not ProofRecord or reproduced.proof_id != proof.proof_id:
+        return _refusal(R.EVIDENCE_MISMATCH, assessment)
+    if proof.status is not ProofStatus.CLOSED:
+        failed = tuple(o.obligation.value for o in proof.obligations if not o.holds)
+        return _refusal(R.DIRECT_PROOF_REFUSED, assessment, failed)
+    return ProofGatedAnswer.sealed(
+        schema_version=ANSWER_SCHEMA_VERSION,
+        problem_frame_digest=assessment.problem_frame_digest,
+        original_contract_assessment_id=assessment.assessment_id,
+        path=AnswerPath.DIRECT,
+        value=proof.derived_value,
+        unit=proof.derived_unit,
+        proof_id=proof.proof_id,
+        replay_ids=(),
+        explanation=f"answered directly: {proof.derived_value} {proof.derived_unit}",
+    )

@@ -1,0 +1,129 @@
+"""``practice_case(frame)``: the Residual-Gated Practice Loop, composed (ADR-0226 §6).
+
+The loop calls each stage in order and seals what they produced. It decides nothing: every
+branch below follows a decision some stage already made (runnable or refused by the
+assessment; opened or refused by the run; result or refusal by the operator), and the only
+answer is the one ``answer.decide_answer`` gives.
+"""
+
+from __future__ import annotations
+
+from .answer import decide_answer
+from .assessment import AssessmentStatus, ContractAssessment, assess
+from .budget import decide_compute_budget
+from .frame import ProblemFrame
+from .gate import decide_search_gate
+from .identity import StageRefusal
+from .operators import (
+    CANDIDATE_OPERATOR_SET,
+    CandidateOperatorResult,
+    candidate_operator_input,
+    propose_candidate,
+)
+from .proof import check_proof
+from .replay import replay_candidate
+from .residual import project_residuals
+from .search_run import (
+    GEOMETRIC_SEARCH_RUN_V2_POLICY_VERSION,
+    OpenedSearchRun,
+    open_search_run,
+    record_attempts,
+    search_input_for,
+)
+from .trace import (
+    SealedPracticeTrace,
+    TraceFailure,
+    TraceFailureCode,
+    seal_practice_trace,
+)
+
+
+def practice_case(frame: ProblemFrame) -> SealedPracticeTrace | StageRefusal:
+    """Run one case through every stage and seal the trace.
+
+    A frame the organ cannot even judge (malformed) is the assessment's ``StageRefusal``;
+    every other frame gives a sealed trace, answered or refused.
+    """
+    assessment = assess(frame)
+    if type(assessment) is not ContractAssessment:
+        return assessment
+    if assessment.status is AssessmentStatus.RUNNABLE:
+        proof = check_proof(frame, assessment)
+        return seal_practice_trace(
+            frame=frame,
+            original_assessment=assessment,
+            direct_proof=proof,
+            outcome=decide_answer(frame, assessment, direct_proof=proof),
+        )
+    residuals = project_residuals(assessment)
+    assert type(residuals) is tuple  # a validated refused assessment always projects
+    gate = decide_search_gate(assessment, residuals)
+    budget = decide_compute_budget(gate)
+    search_input = search_input_for(
+        gate, budget, CANDIDATE_OPERATOR_SET, GEOMETRIC_SEARCH_RUN_V2_POLICY_VERSION
+    )
+    opened = open_search_run(search_input, gate, budget, CANDIDATE_OPERATOR_SET)
+    upstream = {
+        "frame": frame,
+        "original_assessment": assessment,
+        "residuals": residuals,
+        "gate_decision": gate,
+        "budget_decision": budget,
+        "search_input": search_input,
+    }
+    if type(opened) is not OpenedSearchRun:
+        return seal_practice_trace(
+            **upstream,
+            run_outcome=opened,
+            outcome=decide_answer(frame, assessment),
+        )
+    operator_input = candidate_operator_input(
+        assessment=assessment,
+        residual=residuals[0],
+        gate_decision=gate,
+        budget_decision=budget,
+        opened_run=opened,
+    )
+    operator_outcome = propose_candidate(
+        operator_input,
+        frame=frame,
+        assessment=assessment,
+        residual=residuals[0],
+        gate_decision=gate,
+        budget_decision=budget,
+        opened_run=opened,
+    )
+    produced = type(operator_outcome) is CandidateOperatorResult
+    attempts = (operator_outcome.candidate_attempt,) if produced else ()  # type: ignore[union-attr]
+    run = record_attempts(opened, CANDIDATE_OPERATOR_SET, attempts)
+    replays = (
+        (replay_candidate(frame, assessment, operator_outcome.reconstruction),)  # type: ignore[union-attr]
+        if produced
+        else ()
+    )
+    return seal_practice_trace(
+        **upstream,
+        opened_run=opened,
+        operator_outcomes=(operator_outcome,),
+        run_outcome=run,
+        replays=replays,
+        outcome=decide_answer(frame, assessment, replays=replays),
+    )
+
+
+def replay_divergence(trace: SealedPracticeTrace) -> TraceFailure | None:
+    """Re-run the case from the trace's own frame; the first stage whose identity differs,
+    or ``None`` when the replay reproduces the trace byte for byte (ADR-0226 §9)."""
+    replayed = practice_case(trace.frame)
+    if type(replayed) is SealedPracticeTrace and replayed.trace_id == trace.trace_id:
+        return None
+    expected = replayed.stage_digests if type(replayed) is SealedPracticeTrace else ()
+    stage = "trace"
+    for index, pair in enumerate(trace.stage_digests):
+        if index >= len(expected) or expected[index] != pair:
+            stage = pair[0]
+            break
+    else:
+        if len(expected) > len(trace.stage_digests):
+            stage = expected[len(trace.stage_digests)][0]
+    return TraceFailure(TraceFailureCode.REPLAY_DIVERGED, stage, "replayed trace differs")
