@@ -15,7 +15,7 @@ import enum
 from typing import ClassVar
 
 from .assessment import AssessmentStatus, ContractAssessment, assess
-from .frame import ProblemFrame, problem_frame_digest
+from .frame import ProblemFrame, Role, problem_frame_digest
 from .identity import (
     Defect,
     Record,
@@ -128,13 +128,24 @@ def _refusal(
 
 
 def _only_one_binding_added(original: ProblemFrame, candidate: ProblemFrame) -> bool:
-    """The candidate frame is the original with exactly one binding added to its proposal."""
+    """The candidate frame is the original with exactly one binding added to its one
+    proposal: the missing direction, typed and spanned exactly as one of the frame's own
+    grounded cues (ADR-0231 §6). Nothing else may differ."""
     if len(original.proposals) != 1 or len(candidate.proposals) != 1:
         return False
     if dataclasses.replace(candidate, proposals=original.proposals) != original:
         return False
-    before, after = original.proposals[0].bindings, candidate.proposals[0].bindings
-    return len(after) == len(before) + 1 and all(binding in after for binding in before)
+    before, after = original.proposals[0], candidate.proposals[0]
+    if before.relation_type != after.relation_type or before.binding(Role.DIRECTION):
+        return False
+    added = [binding for binding in after.bindings if binding not in before.bindings]
+    if len(after.bindings) != len(before.bindings) + 1 or len(added) != 1:
+        return False
+    (binding,) = added
+    return binding.role is Role.DIRECTION and any(
+        (binding.direction, binding.evidence_spans) == (cue.direction, (cue.span,))
+        for cue in original.cues
+    )
 
 
 def _reproduced_closure(frame: ProblemFrame, replay: ReplayResult) -> ProofRecord | None:
@@ -185,6 +196,12 @@ def decide_answer(
         (r.problem_frame_digest, r.original_contract_assessment_id)
         != (frame_digest, assessment.assessment_id)
         for r in results
+    ):
+        return _refusal(R.EVIDENCE_MISMATCH, assessment)
+    # Only the organ's own judgement of this very frame counts (ADR-0226 §8.1).
+    reproduced = assess(frame)
+    if type(reproduced) is not ContractAssessment or (
+        reproduced.assessment_id != assessment.assessment_id
     ):
         return _refusal(R.EVIDENCE_MISMATCH, assessment)
     if assessment.status is AssessmentStatus.RUNNABLE:

@@ -33,6 +33,9 @@ from .identity import (
 PROBLEM_FRAME_SCHEMA_VERSION = "problem_frame.v1"
 UNARY_DELTA_ORGAN = "unary_delta_transition"
 UNARY_DELTA_RELATION = "state_change.unary_delta"
+MAX_SOURCE_LENGTH = 10_000
+MAX_FRAME_SPANS = 256
+MAX_EVIDENCE_CHARS = 20_000
 
 
 class Direction(enum.Enum):
@@ -206,7 +209,14 @@ class ProblemFrame(Record):
                     return "proposals", Defect.REFERENCE_UNKNOWN
                 if binding.role is Role.TARGET and self.target is None:
                     return "proposals", Defect.REFERENCE_UNKNOWN
-        for span in self.all_spans():
+        if len(self.source_text) > MAX_SOURCE_LENGTH:
+            return "source_text", Defect.TEXT_TOO_LONG
+        spans = self.all_spans()
+        # A sealed trace repeats the frame's evidence a bounded number of times; these caps
+        # keep every trace inside the canonical size profile (docs/adr/0005).
+        if len(spans) > MAX_FRAME_SPANS or sum(len(s.text) for s in spans) > MAX_EVIDENCE_CHARS:
+            return "$", Defect.SEQUENCE_TOO_LONG
+        for span in spans:
             if not span_in_source(span, self.source_text):
                 return "source_text", Defect.SPAN_NOT_IN_SOURCE
         return None

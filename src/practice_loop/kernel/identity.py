@@ -25,6 +25,7 @@ MAX_SAFE_INT = 2**53 - 1
 MAX_DEPTH = 32
 MAX_NODES = 100_000
 MAX_TEXT_LENGTH = 100_000
+MAX_DOCUMENT_BYTES = 8 * 1024 * 1024
 DIGEST_LENGTH = 64
 
 _HEX = frozenset("0123456789abcdef")
@@ -200,7 +201,7 @@ def decode_canonical(data: bytes) -> object:
     """
     if type(data) is not bytes:
         raise CanonicalizationError(CanonicalReason.UNSUPPORTED_TYPE, "$")
-    if len(data) > MAX_TEXT_LENGTH * 4:
+    if len(data) > MAX_DOCUMENT_BYTES:
         raise CanonicalizationError(CanonicalReason.SIZE_EXCEEDED, "$")
     try:
         text = data.decode("utf-8", errors="strict")
@@ -474,6 +475,7 @@ class Record:
         found = self.find_defect()
         if found is not None:
             raise RecordError(found)
+        _remember_valid(self)
 
     def find_defect(self, *, check_identity: bool = True) -> RecordDefect | None:
         name = type(self).__name__
@@ -496,9 +498,9 @@ class Record:
     def to_json(self, *, drop_explanations: bool = False) -> dict[str, Any]:
         """Every field in JSON form; with ``drop_explanations`` prose leaves at every depth."""
         return {
-            field.name: encode_value(getattr(self, field.name), drop_explanations=drop_explanations)
-            for field in dataclasses.fields(self)  # type: ignore[arg-type]
-            if not (drop_explanations and field.name == "explanation")
+            name: encode_value(getattr(self, name), drop_explanations=drop_explanations)
+            for name in _field_names(type(self))
+            if not (drop_explanations and name == "explanation")
         }
 
     def identity_payload(self) -> dict[str, Any]:
@@ -544,6 +546,7 @@ class Record:
                 found = RecordDefect(cls.__name__, "$", Defect.NOT_CANONICAL)
         if found is not None:
             raise RecordError(found)
+        _remember_valid(record)
         return record
 
 
@@ -551,10 +554,63 @@ def inspect_record(value: object, record_type: type) -> RecordDefect | None:
     """The first defect of ``value`` as a ``record_type``, or ``None`` when it is well formed."""
     if type(value) is not record_type:
         return RecordDefect(record_type.__name__, "$", Defect.WRONG_RECORD_TYPE)
+    if _still_valid(value):
+        return None
     try:
-        return value.find_defect()  # type: ignore[attr-defined]
+        found = value.find_defect()  # type: ignore[attr-defined]
     except AttributeError:  # a slot emptied by tampering
         return RecordDefect(record_type.__name__, "$", Defect.WRONG_TYPE)
+    if found is None:
+        _remember_valid(value)  # type: ignore[arg-type]
+    return found
+
+
+# Validation memo (docs/adr/0003, "Validation memo"). Every stage re-inspects what it is
+# given, so the same record is validated many times along one case; validating means hashing.
+# A record that passed is remembered together with the exact objects its fields held. It is
+# trusted again only while each field still holds that very object and every record nested in
+# it is itself still trusted: ``object.__setattr__`` on any record, at any depth, replaces a
+# field object and ends the trust. Entries hold strong references (so an id cannot be reused
+# while remembered); the memo is bounded and simply emptied when full. It changes no result.
+_MEMO_LIMIT = 1 << 15
+_VALIDATED: dict[int, tuple[Record, tuple[object, ...]]] = {}
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(record_type: type) -> tuple[str, ...]:
+    names = _FIELD_NAMES.get(record_type)
+    if names is None:
+        names = tuple(field.name for field in dataclasses.fields(record_type))  # type: ignore[arg-type]
+        _FIELD_NAMES[record_type] = names
+    return names
+
+
+def _remember_valid(record: Record) -> None:
+    if len(_VALIDATED) >= _MEMO_LIMIT:
+        _VALIDATED.clear()
+    fields = tuple(getattr(record, name) for name in _field_names(type(record)))
+    _VALIDATED[id(record)] = (record, fields)
+
+
+_ABSENT = object()
+
+
+def _still_valid(record: object) -> bool:
+    entry = _VALIDATED.get(id(record))
+    if entry is None or entry[0] is not record:
+        return False
+    for name, seen in zip(_field_names(type(record)), entry[1], strict=True):
+        if getattr(record, name, _ABSENT) is not seen or not _contents_still_valid(seen):
+            return False
+    return True
+
+
+def _contents_still_valid(value: object) -> bool:
+    if isinstance(value, Record):
+        return _still_valid(value)
+    if type(value) is tuple:
+        return all(_contents_still_valid(item) for item in value)
+    return True
 
 
 # --------------------------------------------------------------------------------------------
@@ -622,6 +678,7 @@ class Stage(enum.Enum):
     ASSESSMENT = "assessment"
     PROOF = "proof"
     RESIDUAL = "residual"
+    LOOP = "loop"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -11,9 +11,9 @@ from __future__ import annotations
 from .answer import decide_answer
 from .assessment import AssessmentStatus, ContractAssessment, assess
 from .budget import decide_compute_budget
-from .frame import ProblemFrame
+from .frame import ProblemFrame, problem_frame_digest
 from .gate import decide_search_gate
-from .identity import StageRefusal
+from .identity import RecordError, Stage, StageRefusal, refuse
 from .operators import (
     CANDIDATE_OPERATOR_SET,
     CandidateOperatorResult,
@@ -42,19 +42,35 @@ def practice_case(frame: ProblemFrame) -> SealedPracticeTrace | StageRefusal:
     """Run one case through every stage and seal the trace.
 
     A frame the organ cannot even judge (malformed) is the assessment's ``StageRefusal``;
-    every other frame gives a sealed trace, answered or refused.
+    every other frame gives a sealed trace, answered or refused. Should the records ever fail
+    to seal, the case is refused (``trace_unsealable``), never answered without its trace.
     """
+    records = _stage_records(frame)
+    if type(records) is StageRefusal:
+        return records
+    try:
+        return seal_practice_trace(**records)  # type: ignore[arg-type]
+    except RecordError as error:
+        return refuse(
+            Stage.LOOP,
+            "trace_unsealable",
+            subject_digest=problem_frame_digest(frame),
+            found=error.found,
+        )
+
+
+def _stage_records(frame: ProblemFrame) -> dict[str, object] | StageRefusal:
     assessment = assess(frame)
     if type(assessment) is not ContractAssessment:
         return assessment
     if assessment.status is AssessmentStatus.RUNNABLE:
         proof = check_proof(frame, assessment)
-        return seal_practice_trace(
-            frame=frame,
-            original_assessment=assessment,
-            direct_proof=proof,
-            outcome=decide_answer(frame, assessment, direct_proof=proof),
-        )
+        return {
+            "frame": frame,
+            "original_assessment": assessment,
+            "direct_proof": proof,
+            "outcome": decide_answer(frame, assessment, direct_proof=proof),
+        }
     residuals = project_residuals(assessment)
     assert type(residuals) is tuple  # a validated refused assessment always projects
     gate = decide_search_gate(assessment, residuals)
@@ -72,11 +88,7 @@ def practice_case(frame: ProblemFrame) -> SealedPracticeTrace | StageRefusal:
         "search_input": search_input,
     }
     if type(opened) is not OpenedSearchRun:
-        return seal_practice_trace(
-            **upstream,
-            run_outcome=opened,
-            outcome=decide_answer(frame, assessment),
-        )
+        return {**upstream, "run_outcome": opened, "outcome": decide_answer(frame, assessment)}
     operator_input = candidate_operator_input(
         assessment=assessment,
         residual=residuals[0],
@@ -95,20 +107,19 @@ def practice_case(frame: ProblemFrame) -> SealedPracticeTrace | StageRefusal:
     )
     produced = type(operator_outcome) is CandidateOperatorResult
     attempts = (operator_outcome.candidate_attempt,) if produced else ()  # type: ignore[union-attr]
-    run = record_attempts(opened, CANDIDATE_OPERATOR_SET, attempts)
     replays = (
         (replay_candidate(frame, assessment, operator_outcome.reconstruction),)  # type: ignore[union-attr]
         if produced
         else ()
     )
-    return seal_practice_trace(
+    return {
         **upstream,
-        opened_run=opened,
-        operator_outcomes=(operator_outcome,),
-        run_outcome=run,
-        replays=replays,
-        outcome=decide_answer(frame, assessment, replays=replays),
-    )
+        "opened_run": opened,
+        "operator_outcomes": (operator_outcome,),
+        "run_outcome": record_attempts(opened, CANDIDATE_OPERATOR_SET, attempts),
+        "replays": replays,
+        "outcome": decide_answer(frame, assessment, replays=replays),
+    }
 
 
 def replay_divergence(trace: SealedPracticeTrace) -> TraceFailure | None:

@@ -56,6 +56,7 @@ class ReplayRefusalReason(enum.Enum):
     CANDIDATE_NOT_APPLICABLE = "candidate_not_applicable"
     CUE_NOT_IN_FRAME = "cue_not_in_frame"
     EVIDENCE_NOT_IN_FRAME = "evidence_not_in_frame"
+    CUE_NOT_IN_EVIDENCE = "cue_not_in_evidence"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -211,6 +212,9 @@ def replay_candidate(
         cue.direction is payload.direction and cue.span == payload.cue_span for cue in frame.cues
     ):
         return _refuse(R.CUE_NOT_IN_FRAME, reconstruction)
+    # ADR-0231 §13: the cited cue must be among the evidence the candidate carries.
+    if payload.cue_span not in reconstruction.evidence_spans:
+        return _refuse(R.CUE_NOT_IN_EVIDENCE, reconstruction)
     candidate_frame = apply_candidate(frame, payload)
     if candidate_frame is None:
         return _refuse(R.CANDIDATE_NOT_APPLICABLE, reconstruction)

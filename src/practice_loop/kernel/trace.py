@@ -13,8 +13,8 @@ import dataclasses
 import enum
 from typing import Any, ClassVar
 
-from .answer import ANSWER_SCHEMA_VERSION, AnswerRefusal, ProofGatedAnswer
-from .assessment import UNARY_DELTA_ORGAN_VERSION, ContractAssessment
+from .answer import ANSWER_SCHEMA_VERSION, AnswerRefusal, ProofGatedAnswer, decide_answer
+from .assessment import UNARY_DELTA_ORGAN_VERSION, AssessmentStatus, ContractAssessment
 from .budget import COMPUTE_BUDGET_POLICY_VERSION, ComputeBudgetDecision
 from .frame import ProblemFrame, problem_frame_digest
 from .gate import SEARCH_GATE_POLICY_VERSION, SearchGateDecision
@@ -24,6 +24,7 @@ from .identity import (
     FieldCheck,
     Record,
     RecordError,
+    canonical_json,
     code,
     decode_canonical,
     digest,
@@ -38,8 +39,11 @@ from .identity import (
 )
 from .operators import (
     CANDIDATE_OPERATOR_POLICY_VERSION,
+    CANDIDATE_OPERATOR_SET,
+    CANDIDATE_OPERATOR_SET_ID,
     CandidateOperatorRefusal,
     CandidateOperatorResult,
+    candidate_operator_input,
 )
 from .proof import PROOF_SCHEMA_VERSION, ProofRecord
 from .replay import REPLAY_SCHEMA_VERSION, ReplayRefusal, ReplayResult
@@ -245,18 +249,154 @@ def _structural_failure(trace: object) -> TraceFailure | None:
     return TraceFailure(TraceFailureCode.RECORD_MALFORMED, found.field, found.describe())
 
 
+def _stages_present_as_status_requires(trace: SealedPracticeTrace) -> bool:
+    """A runnable case has its proof and no search; a refused case has every search stage up
+    to the run, and operator evidence exactly when the run was opened (ADR-0226 §6, §7G)."""
+    searched = (trace.gate_decision, trace.budget_decision, trace.search_input, trace.run_outcome)
+    if trace.original_assessment.status is AssessmentStatus.RUNNABLE:
+        return (
+            trace.direct_proof is not None
+            and not trace.residuals
+            and all(stage is None for stage in (*searched, trace.opened_run))
+            and not trace.operator_outcomes
+            and not trace.replays
+        )
+    if trace.direct_proof is not None or any(stage is None for stage in searched):
+        return False
+    results = [o for o in trace.operator_outcomes if type(o) is CandidateOperatorResult]
+    if trace.opened_run is None:
+        return type(trace.run_outcome) is SearchRunRefusal and not (
+            trace.operator_outcomes or trace.replays
+        )
+    return (
+        type(trace.run_outcome) is GeometricSearchRun
+        and len(trace.operator_outcomes) == 1
+        and len(trace.replays) == len(results)
+    )
+
+
+def _search_input_binds(trace: SealedPracticeTrace) -> bool:
+    bound, gate, budget = trace.search_input, trace.gate_decision, trace.budget_decision
+    if bound is None or gate is None or budget is None:
+        return bound is None
+    return (
+        bound.problem_frame_digest,
+        bound.contract_assessment_id,
+        bound.residual_ids,
+        bound.gate_decision_id,
+        bound.gate_policy_version,
+        bound.gate_input_digest,
+        bound.budget_id,
+        bound.budget_policy_version,
+        bound.operator_set_id,
+        bound.operator_set_version,
+    ) == (
+        problem_frame_digest(trace.frame),
+        trace.original_assessment.assessment_id,
+        tuple(residual.residual_id for residual in trace.residuals),
+        gate.decision_id,
+        gate.policy_version,
+        gate.input_digest,
+        budget.budget_id,
+        budget.policy_version,
+        CANDIDATE_OPERATOR_SET_ID,
+        CANDIDATE_OPERATOR_SET.operator_set_version,
+    )
+
+
+_RUN_COPIED = (
+    "run_policy_version",
+    "schema_version",
+    "problem_frame_digest",
+    "contract_assessment_id",
+    "residual_ids",
+    "gate_decision_id",
+    "budget_id",
+    "operator_set_id",
+    "operator_set_version",
+    "input_digest",
+)
+
+
+def _run_binds(trace: SealedPracticeTrace) -> bool:
+    run, opened, bound = trace.run_outcome, trace.opened_run, trace.search_input
+    results = [o for o in trace.operator_outcomes if type(o) is CandidateOperatorResult]
+    if type(run) is SearchRunRefusal:
+        return bound is not None and run.input_digest == bound.input_digest()
+    if type(run) is not GeometricSearchRun:
+        return run is None
+    return (
+        opened is not None
+        and bound is not None
+        and opened.input_digest == bound.input_digest()
+        and run.opened_run_id == opened.run_id
+        and all(getattr(run, name) == getattr(opened, name) for name in _RUN_COPIED)
+        and run.candidate_attempts == tuple(result.candidate_attempt for result in results)
+    )
+
+
+def _operators_bind(trace: SealedPracticeTrace) -> bool:
+    opened, gate, budget = trace.opened_run, trace.gate_decision, trace.budget_decision
+    if not trace.operator_outcomes:
+        return True
+    if opened is None or gate is None or budget is None or not trace.residuals:
+        return False
+    expected_input = candidate_operator_input(
+        assessment=trace.original_assessment,
+        residual=trace.residuals[0],
+        gate_decision=gate,
+        budget_decision=budget,
+        opened_run=opened,
+    )
+    for outcome in trace.operator_outcomes:
+        if type(outcome) is CandidateOperatorResult:
+            if (outcome.input_digest, outcome.geometric_search_run_id) != (
+                expected_input.input_digest,
+                opened.run_id,
+            ):
+                return False
+        elif outcome.input_digest not in (None, expected_input.input_digest) or (
+            outcome.geometric_search_run_id not in (None, opened.run_id)
+        ):
+            return False
+    return True
+
+
+def _replays_bind(trace: SealedPracticeTrace) -> bool:
+    results = [o for o in trace.operator_outcomes if type(o) is CandidateOperatorResult]
+    made = {(r.attempt_id, r.candidate_digest, r.candidate_reconstruction_digest) for r in results}
+    reconstructions = {key[2] for key in made}
+    frame_digest = problem_frame_digest(trace.frame)
+    for replay in trace.replays:
+        if type(replay) is ReplayResult:
+            key = (
+                replay.attempt_id,
+                replay.candidate_digest,
+                replay.candidate_reconstruction_digest,
+            )
+            if key not in made or (
+                replay.problem_frame_digest,
+                replay.original_contract_assessment_id,
+            ) != (frame_digest, trace.original_assessment.assessment_id):
+                return False
+        elif replay.candidate_reconstruction_digest not in (None, *reconstructions):
+            return False
+    return True
+
+
+def _identity_of_outcome(outcome: ProofGatedAnswer | AnswerRefusal) -> str:
+    return outcome.answer_id if type(outcome) is ProofGatedAnswer else outcome.answer_refusal_id  # type: ignore[union-attr]
+
+
 def _cross_identity_failures(trace: SealedPracticeTrace) -> list[TraceFailure]:
-    """Every binding between stages, checked against the records themselves."""
+    """Every binding between stages, checked against the records themselves; the outcome is
+    the answer stage's own decision over the trace's evidence (docs/adr/0007)."""
     frame_digest = problem_frame_digest(trace.frame)
     assessment = trace.original_assessment
-    gate, budget, search_input = trace.gate_decision, trace.budget_decision, trace.search_input
-    opened, run = trace.opened_run, trace.run_outcome
-    results = [o for o in trace.operator_outcomes if type(o) is CandidateOperatorResult]
-    reconstructions = {r.candidate_reconstruction_digest for r in results}
-    replayed = [r for r in trace.replays if type(r) is ReplayResult]
-    outcome = trace.outcome
-    proof = trace.direct_proof
+    gate, budget, proof = trace.gate_decision, trace.budget_decision, trace.direct_proof
+    decided = decide_answer(trace.frame, assessment, direct_proof=proof, replays=trace.replays)
     checks: list[tuple[str, bool]] = [
+        ("stages", _stages_present_as_status_requires(trace)),
         ("assessment", assessment.problem_frame_digest == frame_digest),
         (
             "proof",
@@ -275,66 +415,27 @@ def _cross_identity_failures(trace: SealedPracticeTrace) -> list[TraceFailure]:
         (
             "gate",
             gate is None
-            or (gate.contract_assessment_id, gate.residual_ids)
-            == (assessment.assessment_id, tuple(r.residual_id for r in trace.residuals)),
+            or (gate.problem_frame_digest, gate.contract_assessment_id, gate.residual_ids)
+            == (
+                frame_digest,
+                assessment.assessment_id,
+                tuple(r.residual_id for r in trace.residuals),
+            ),
         ),
         (
             "budget",
-            budget is None or (gate is not None and budget.gate_decision_id == gate.decision_id),
-        ),
-        (
-            "search_input",
-            search_input is None
+            budget is None
             or (
                 gate is not None
-                and budget is not None
-                and (search_input.gate_decision_id, search_input.budget_id)
-                == (gate.decision_id, budget.budget_id)
+                and (budget.gate_decision_id, budget.gate_policy_version, budget.gate_input_digest)
+                == (gate.decision_id, gate.policy_version, gate.input_digest)
             ),
         ),
-        (
-            "opened_run",
-            opened is None
-            or (search_input is not None and opened.input_digest == search_input.input_digest()),
-        ),
-        (
-            "operator",
-            all(
-                opened is not None
-                and r.geometric_search_run_id == opened.run_id
-                and r.reconstruction.problem_frame_digest == frame_digest
-                for r in results
-            ),
-        ),
-        (
-            "run",
-            run is None
-            or (
-                type(run) is GeometricSearchRun
-                and opened is not None
-                and run.opened_run_id == opened.run_id
-                and run.candidate_attempts == tuple(r.candidate_attempt for r in results)
-            )
-            or (
-                type(run) is SearchRunRefusal
-                and search_input is not None
-                and run.input_digest == search_input.input_digest()
-            ),
-        ),
-        (
-            "replay",
-            all(
-                r.candidate_reconstruction_digest in reconstructions
-                and (r.problem_frame_digest, r.original_contract_assessment_id)
-                == (frame_digest, assessment.assessment_id)
-                for r in replayed
-            ),
-        ),
-        (
-            "outcome",
-            (outcome.problem_frame_digest, outcome.original_contract_assessment_id)
-            == (frame_digest, assessment.assessment_id),
-        ),
+        ("search_input", _search_input_binds(trace)),
+        ("operator", _operators_bind(trace)),
+        ("run", _run_binds(trace)),
+        ("replay", _replays_bind(trace)),
+        ("outcome", _identity_of_outcome(trace.outcome) == _identity_of_outcome(decided)),
     ]
     return [
         TraceFailure(TraceFailureCode.CROSS_IDENTITY_MISMATCH, stage, "")
@@ -362,12 +463,25 @@ def verify_sealed_trace(trace: SealedPracticeTrace) -> TraceVerification:
 
 
 def load_sealed_trace(data: bytes) -> SealedPracticeTrace | TraceVerification:
-    """Decode stored bytes into a trace: canonical JSON only, rebuilt into typed records, and
-    re-encoded to the same bytes (docs/adr/0003). Anything else is a typed failure."""
+    """Decode stored bytes into a trace (docs/adr/0003, docs/adr/0007): canonical JSON only,
+    rebuilt into typed records that validate on construction, and re-encoded to exactly the
+    stored bytes. Anything else is a typed failure."""
     try:
         payload = decode_canonical(data)
         trace = record_from_json(SealedPracticeTrace, payload)
-    except (CanonicalizationError, RecordError, TypeError, ValueError) as error:
+    except RecordError as error:
+        found = error.found
+        code_ = (
+            TraceFailureCode.TRACE_ID_MISMATCH
+            if (found.record, found.field, found.defect)
+            == ("SealedPracticeTrace", "trace_id", Defect.IDENTITY_MISMATCH)
+            else TraceFailureCode.RECORD_MALFORMED
+        )
+        return TraceVerification(None, (TraceFailure(code_, found.record, found.describe()),))
+    except (CanonicalizationError, TypeError, ValueError) as error:
         failure = TraceFailure(TraceFailureCode.UNDECODABLE, "$", str(error)[:200])
+        return TraceVerification(None, (failure,))
+    if canonical_json(trace.to_json()) != data:
+        failure = TraceFailure(TraceFailureCode.UNDECODABLE, "$", "re-encoding differs")
         return TraceVerification(None, (failure,))
     return trace

@@ -1,0 +1,161 @@
+"""The trace store: sealed traces in SQLite, content-addressed by ``trace_id``.
+
+Shell code (ARCHITECTURE §4). Each trace is stored as its canonical bytes under its own id;
+the bytes are verified on every read (decoded strictly, rebuilt, re-sealed, cross-checked), so
+a trace altered on disk is reported as failed, never served as valid. Writes happen in
+``BEGIN IMMEDIATE`` transactions with a busy timeout and write-ahead logging, so several
+processes can write one store; a case row and its trace land together or not at all.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+from .kernel import (
+    SealedPracticeTrace,
+    TraceFailure,
+    TraceFailureCode,
+    TraceVerification,
+    canonical_json,
+    load_sealed_trace,
+    verify_sealed_trace,
+)
+
+DEFAULT_STORE = Path("practice-loop.sqlite")
+STORE_SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS traces (
+    trace_id TEXT PRIMARY KEY CHECK (length(trace_id) = 64),
+    body BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS cases (
+    case_id TEXT PRIMARY KEY,
+    source TEXT NOT NULL,
+    question TEXT NOT NULL,
+    gold TEXT,
+    trace_id TEXT REFERENCES traces (trace_id),
+    outcome TEXT NOT NULL,
+    reason TEXT,
+    value INTEGER
+);
+"""
+
+
+class StoreError(Exception):
+    """The store cannot be opened or written: not a store of ours, or a newer schema."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CaseRow:
+    """What the store keeps about one case besides its trace."""
+
+    case_id: str
+    source: str
+    question: str
+    gold: str | None
+    trace_id: str | None
+    outcome: str
+    reason: str | None
+    value: int | None
+
+
+class TraceStore:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            self._db = sqlite3.connect(path, timeout=30.0, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            # Under WAL, NORMAL keeps every transaction atomic and the file consistent; a power
+            # cut may lose the last commits, never corrupt or half-write one.
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("PRAGMA foreign_keys=ON")
+            self._db.executescript(_SCHEMA)
+            self._check_schema_version()
+        except sqlite3.DatabaseError as error:
+            raise StoreError(f"{path}: not a practice-loop store ({error})") from None
+
+    def _check_schema_version(self) -> None:
+        with self._transaction():
+            self._db.execute(
+                "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)",
+                (str(STORE_SCHEMA_VERSION),),
+            )
+        (stored,) = self._db.execute(
+            "SELECT value FROM meta WHERE key = 'schema_version'"
+        ).fetchone()
+        if stored != str(STORE_SCHEMA_VERSION):
+            raise StoreError(f"{self.path}: store schema {stored}, expected {STORE_SCHEMA_VERSION}")
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> TraceStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    class _Transaction:
+        def __init__(self, db: sqlite3.Connection) -> None:
+            self.db = db
+
+        def __enter__(self) -> sqlite3.Connection:
+            self.db.execute("BEGIN IMMEDIATE")
+            return self.db
+
+        def __exit__(self, kind: object, *rest: object) -> None:
+            self.db.execute("COMMIT" if kind is None else "ROLLBACK")
+
+    def _transaction(self) -> TraceStore._Transaction:
+        return TraceStore._Transaction(self._db)
+
+    def put_case(self, row: CaseRow, trace: SealedPracticeTrace | None) -> None:
+        """Store a case and its trace atomically; a trace id already stored must hold the
+        same bytes (content addressing), else nothing is written."""
+        body = canonical_json(trace.to_json()) if trace is not None else None
+        with self._transaction() as db:
+            if trace is not None:
+                existing = db.execute(
+                    "SELECT body FROM traces WHERE trace_id = ?", (trace.trace_id,)
+                ).fetchone()
+                if existing is None:
+                    db.execute(
+                        "INSERT INTO traces (trace_id, body) VALUES (?, ?)", (trace.trace_id, body)
+                    )
+                elif bytes(existing[0]) != body:
+                    raise StoreError(f"trace {trace.trace_id} is stored with other bytes")
+            db.execute(
+                "INSERT OR REPLACE INTO cases VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                dataclasses.astuple(row),
+            )
+
+    def trace_ids(self) -> list[str]:
+        return [row[0] for row in self._db.execute("SELECT trace_id FROM traces ORDER BY trace_id")]
+
+    def cases(self) -> Iterator[CaseRow]:
+        for row in self._db.execute("SELECT * FROM cases ORDER BY case_id"):
+            yield CaseRow(*row)
+
+    def read_trace(self, trace_id: str) -> SealedPracticeTrace | TraceVerification:
+        """The verified trace, or the typed failure that stops it from being served."""
+        row = self._db.execute("SELECT body FROM traces WHERE trace_id = ?", (trace_id,)).fetchone()
+        if row is None:
+            failure = TraceFailure(TraceFailureCode.NOT_A_TRACE, "$", "no such trace")
+            return TraceVerification(None, (failure,))
+        loaded = load_sealed_trace(bytes(row[0]))
+        if type(loaded) is not SealedPracticeTrace:
+            return loaded
+        verification = verify_sealed_trace(loaded)
+        if not verification.valid:
+            return verification
+        if loaded.trace_id != trace_id:
+            failure = TraceFailure(
+                TraceFailureCode.TRACE_ID_MISMATCH, "store", "stored under another id"
+            )
+            return TraceVerification(loaded.trace_id, (failure,))
+        return loaded
