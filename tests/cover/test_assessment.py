@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from practice_loop.examples import shipped_examples
 from practice_loop.kernel import (
     UNARY_DELTA_RELATION,
     AssessmentStatus,
@@ -90,8 +91,12 @@ def expected_blockers(frame: ProblemFrame) -> list[BlockerTriple]:
     initial = frame.fact(roles[Role.INITIAL].fact_id)  # type: ignore[arg-type]
     delta = frame.fact(roles[Role.DELTA].fact_id)  # type: ignore[arg-type]
     assert initial is not None and delta is not None and frame.target is not None
+    spans = (initial.span, delta.span, frame.target.span)
+    if initial.fact_id == delta.fact_id:
+        found.append((BlockerCode.ROLE_CONFLICT, None, spans))
+    if not initial.entity == delta.entity == frame.target.entity:
+        found.append((BlockerCode.ENTITY_MISMATCH, None, spans))
     if not initial.unit == delta.unit == frame.target.unit:
-        spans = (initial.span, delta.span, frame.target.span)
         found.append((BlockerCode.UNIT_MISMATCH, None, spans))
     return found
 
@@ -416,3 +421,22 @@ def test_blocker_code_must_be_a_member() -> None:
     with pytest.raises(RecordError) as caught:
         Blocker("unit_mismatch", None, ())
     assert caught.value.found == RecordDefect("Blocker", "code", Defect.UNKNOWN_ENUM_VALUE)
+
+
+def test_one_state_of_one_entity():
+    """docs/adr/0005: initial and delta are two facts, and facts and question share the
+    entity; otherwise the contract refuses (role_conflict, entity_mismatch)."""
+    (example,) = [e for e in shipped_examples() if e.name == "runnable_increase"]
+    frame = example.frame
+    assert assess(frame).status is AssessmentStatus.RUNNABLE
+    other = replace(frame, facts=(frame.facts[0], replace(frame.facts[1], entity="Ann")))
+    assert [b.code for b in assess(other).blockers] == [BlockerCode.ENTITY_MISMATCH]
+    proposal = frame.proposals[0]
+    same_fact = replace(
+        proposal,
+        bindings=tuple(
+            replace(b, fact_id="q1") if b.role is Role.DELTA else b for b in proposal.bindings
+        ),
+    )
+    doubled = replace(frame, proposals=(same_fact,))
+    assert [b.code for b in assess(doubled).blockers] == [BlockerCode.ROLE_CONFLICT]

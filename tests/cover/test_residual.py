@@ -64,6 +64,8 @@ EXPECTED_KIND = {
     BlockerCode.DELTA_UNBOUND: ResidualKind.MISSING_ROLE,
     BlockerCode.DIRECTION_UNBOUND: ResidualKind.MISSING_ROLE,
     BlockerCode.TARGET_UNBOUND: ResidualKind.TARGET_UNBOUND,
+    BlockerCode.ROLE_CONFLICT: ResidualKind.UNCLASSIFIED,
+    BlockerCode.ENTITY_MISMATCH: ResidualKind.MISSING_RELATION,
     BlockerCode.UNIT_MISMATCH: ResidualKind.MISSING_RELATION,
 }
 

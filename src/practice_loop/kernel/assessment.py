@@ -62,6 +62,8 @@ class BlockerCode(enum.Enum):
     DELTA_UNBOUND = "delta_unbound"
     DIRECTION_UNBOUND = "direction_unbound"
     TARGET_UNBOUND = "target_unbound"
+    ROLE_CONFLICT = "role_conflict"
+    ENTITY_MISMATCH = "entity_mismatch"
     UNIT_MISMATCH = "unit_mismatch"
 
 
@@ -154,8 +156,14 @@ def _find_blockers(frame: ProblemFrame) -> list[Blocker]:
     initial = frame.fact(proposal.binding(Role.INITIAL).fact_id)  # type: ignore[union-attr, arg-type]
     delta = frame.fact(proposal.binding(Role.DELTA).fact_id)  # type: ignore[union-attr, arg-type]
     assert initial is not None and delta is not None and frame.target is not None
+    spans = (initial.span, delta.span, frame.target.span)
+    # One state of one entity changes once: the two roles are two facts, and the facts and
+    # the question share the entity and the unit (docs/adr/0005).
+    if initial.fact_id == delta.fact_id:
+        blockers.append(Blocker(BlockerCode.ROLE_CONFLICT, None, spans))
+    if not initial.entity == delta.entity == frame.target.entity:
+        blockers.append(Blocker(BlockerCode.ENTITY_MISMATCH, None, spans))
     if not initial.unit == delta.unit == frame.target.unit:
-        spans = (initial.span, delta.span, frame.target.span)
         blockers.append(Blocker(BlockerCode.UNIT_MISMATCH, None, spans))
     return blockers
 

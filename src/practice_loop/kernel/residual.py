@@ -47,6 +47,7 @@ RESIDUAL_KIND_BY_BLOCKER: dict[BlockerCode, ResidualKind] = {
     BlockerCode.INITIAL_UNBOUND: ResidualKind.MISSING_ROLE,
     BlockerCode.DELTA_UNBOUND: ResidualKind.MISSING_ROLE,
     BlockerCode.DIRECTION_UNBOUND: ResidualKind.MISSING_ROLE,
+    BlockerCode.ENTITY_MISMATCH: ResidualKind.MISSING_RELATION,
     BlockerCode.UNIT_MISMATCH: ResidualKind.MISSING_RELATION,
     BlockerCode.PROPOSAL_MISSING: ResidualKind.MISSING_PROPOSAL,
     BlockerCode.TARGET_UNBOUND: ResidualKind.TARGET_UNBOUND,
