@@ -153,6 +153,14 @@ def run_lines(
     return summary
 
 
+def is_wrong(row: CaseRow) -> bool:
+    """An answered case whose value is not its gold number. A case without a gold number
+    cannot be judged; a non-integer gold number can never equal an answer."""
+    if not row.outcome.startswith("answered") or row.gold is None:
+        return False
+    return _INTEGER.fullmatch(row.gold) is None or int(row.gold) != row.value
+
+
 def _count(summary: RunSummary, row: CaseRow) -> None:
     summary.cases += 1
     if row.outcome == "refused":
@@ -163,10 +171,8 @@ def _count(summary: RunSummary, row: CaseRow) -> None:
     else:
         summary.answered_practice += 1
         summary.practice_ids.append(row.case_id)
-    gold_ok = row.gold is not None and _INTEGER.fullmatch(row.gold) is not None
-    if not gold_ok or int(row.gold) != row.value:  # type: ignore[arg-type]
-        if row.gold is not None:
-            summary.wrong_ids.append(row.case_id)
+    if is_wrong(row):
+        summary.wrong_ids.append(row.case_id)
 
 
 def run_file(

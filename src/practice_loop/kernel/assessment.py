@@ -32,6 +32,7 @@ from .identity import (
     nested,
     optional,
     refuse,
+    remembered,
     spans_check,
     text,
     tuple_of,
@@ -177,6 +178,11 @@ def assess(frame: ProblemFrame) -> ContractAssessment | StageRefusal:
     found = inspect_record(frame, ProblemFrame)
     if found is not None:
         return refuse(Stage.ASSESSMENT, "frame_malformed", found=found)
+    # Proof, replay and answer each re-ask the organ about the same frame: judge it once.
+    return remembered(frame, "assess", lambda: _judge(frame))
+
+
+def _judge(frame: ProblemFrame) -> ContractAssessment:
     blockers = tuple(_find_blockers(frame))
     status = AssessmentStatus.REFUSED if blockers else AssessmentStatus.RUNNABLE
     explanation = (

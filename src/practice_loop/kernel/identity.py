@@ -139,12 +139,16 @@ def check_canonical(payload: object) -> None:
         raise CanonicalizationError(reason, where)
 
 
-def canonical_json(payload: object) -> bytes:
-    """The one function that makes canonical bytes (ADR-0228 §10)."""
-    check_canonical(payload)
+def _dump(payload: object) -> bytes:
     return json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode(
         "utf-8"
     )
+
+
+def canonical_json(payload: object) -> bytes:
+    """The one function that makes canonical bytes (ADR-0228 §10)."""
+    check_canonical(payload)
+    return _dump(payload)
 
 
 def sha256_digest(payload: object) -> str:
@@ -486,7 +490,7 @@ class Record:
         try:
             cross = self._cross_check()
             if cross is None and check_identity and self.ID_FIELD is not None:
-                if getattr(self, self.ID_FIELD) != self.compute_id():
+                if getattr(self, self.ID_FIELD) != self._checked_id():
                     cross = (self.ID_FIELD, Defect.IDENTITY_MISMATCH)
         except CanonicalizationError:
             cross = ("$", Defect.NOT_CANONICAL)
@@ -517,6 +521,13 @@ class Record:
     def compute_id(self) -> str:
         return sha256_digest(self.identity_payload())
 
+    def _checked_id(self) -> str:
+        """``compute_id`` for a record whose fields already passed ``SCHEMA`` and
+        ``_cross_check``: every field check is at least as strict as the hashable profile
+        (exact types, safe ints, no lone surrogates, bounded nesting), so the profile walk
+        is not repeated. ``tests/cover/test_identity.py`` samples the claim."""
+        return hashlib.sha256(_dump(self.identity_payload())).hexdigest()
+
     @classmethod
     def sealed(cls, **fields: Any) -> Any:
         """Construct the record with its identity field computed from the other fields.
@@ -541,7 +552,7 @@ class Record:
         found = record.find_defect(check_identity=False)
         if found is None:
             try:
-                object.__setattr__(record, cls.ID_FIELD, record.compute_id())
+                object.__setattr__(record, cls.ID_FIELD, record._checked_id())
             except CanonicalizationError:
                 found = RecordDefect(cls.__name__, "$", Defect.NOT_CANONICAL)
         if found is not None:
@@ -573,7 +584,7 @@ def inspect_record(value: object, record_type: type) -> RecordDefect | None:
 # field object and ends the trust. Entries hold strong references (so an id cannot be reused
 # while remembered); the memo is bounded and simply emptied when full. It changes no result.
 _MEMO_LIMIT = 1 << 15
-_VALIDATED: dict[int, tuple[Record, tuple[object, ...]]] = {}
+_VALIDATED: dict[int, tuple[Record, tuple[object, ...], tuple[object, ...]]] = {}
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 
 
@@ -585,11 +596,20 @@ def _field_names(record_type: type) -> tuple[str, ...]:
     return names
 
 
+def _holds_record(value: object) -> bool:
+    if isinstance(value, Record):
+        return True
+    return type(value) is tuple and any(_holds_record(item) for item in value)
+
+
 def _remember_valid(record: Record) -> None:
     if len(_VALIDATED) >= _MEMO_LIMIT:
         _VALIDATED.clear()
+        _REMEMBERED.clear()
     fields = tuple(getattr(record, name) for name in _field_names(type(record)))
-    _VALIDATED[id(record)] = (record, fields)
+    # Only fields that hold records need a deeper look later; the rest are immutable values.
+    nested_fields = tuple(value for value in fields if _holds_record(value))
+    _VALIDATED[id(record)] = (record, fields, nested_fields)
 
 
 _ABSENT = object()
@@ -600,9 +620,9 @@ def _still_valid(record: object) -> bool:
     if entry is None or entry[0] is not record:
         return False
     for name, seen in zip(_field_names(type(record)), entry[1], strict=True):
-        if getattr(record, name, _ABSENT) is not seen or not _contents_still_valid(seen):
+        if getattr(record, name, _ABSENT) is not seen:
             return False
-    return True
+    return all(_contents_still_valid(value) for value in entry[2])
 
 
 def _contents_still_valid(value: object) -> bool:
@@ -611,6 +631,29 @@ def _contents_still_valid(value: object) -> bool:
     if type(value) is tuple:
         return all(_contents_still_valid(item) for item in value)
     return True
+
+
+_REMEMBERED: dict[tuple[int, str], tuple[Record, object]] = {}
+
+
+def remembered(record: Record, key: str, compute: Callable[[], Any]) -> Any:
+    """``compute()``, a pure function of ``record``, remembered under ``key`` while the
+    validation memo still trusts the record (no field at any depth has changed since). The
+    result is the same as computing it again; it is only computed once."""
+    entry = _REMEMBERED.get((id(record), key))
+    # The remembered result is shared with whoever received it before, so it too must still
+    # be exactly what was computed: a result altered in place is computed afresh.
+    if (
+        entry is not None
+        and entry[0] is record
+        and _still_valid(record)
+        and _contents_still_valid(entry[1])
+    ):
+        return entry[1]
+    value = compute()
+    if _still_valid(record):
+        _REMEMBERED[(id(record), key)] = (record, value)
+    return value
 
 
 # --------------------------------------------------------------------------------------------

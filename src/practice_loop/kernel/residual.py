@@ -27,6 +27,7 @@ from .identity import (
     non_negative_int,
     optional,
     refuse,
+    remembered,
     spans_check,
     text,
 )
@@ -117,6 +118,11 @@ def project_residuals(
         return refuse(
             Stage.RESIDUAL, "assessment_runnable", subject_digest=assessment.assessment_id
         )
+    # The gate checks a context against the projection: project each assessment once.
+    return remembered(assessment, "residuals", lambda: _project(assessment))
+
+
+def _project(assessment: ContractAssessment) -> tuple[ContractResidual, ...]:
     return tuple(
         ContractResidual.sealed(
             schema_version=RESIDUAL_SCHEMA_VERSION,

@@ -40,6 +40,7 @@ from .identity import (
     non_negative_int,
     optional,
     positive_int,
+    remembered,
     sha256_digest,
     spans_check,
     text,
@@ -388,7 +389,9 @@ class OperatorSetManifest(Record):
 
 def operator_set_id(manifest: OperatorSetManifest) -> str:
     """ADR-0228 §10: the digest of the ordered manifest and its version."""
-    return sha256_digest(manifest.to_json(drop_explanations=True))
+    return remembered(
+        manifest, "digest", lambda: sha256_digest(manifest.to_json(drop_explanations=True))
+    )
 
 
 EMPTY_OPERATOR_SET = OperatorSetManifest(EMPTY_OPERATOR_SET_VERSION, ())
@@ -431,7 +434,7 @@ class GeometricSearchInput(Record):
     )
 
     def input_digest(self) -> str:
-        return sha256_digest(self.to_json())
+        return remembered(self, "digest", lambda: sha256_digest(self.to_json()))
 
 
 def search_input_for(

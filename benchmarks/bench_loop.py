@@ -1,0 +1,126 @@
+"""Benchmark the practice loop (issue 3): kernel cost against its hashing floor, and run
+throughput with the store. Ratios and rates are measured in one run, on one core; they are
+reported, never asserted (machines here are shared and noisy).
+
+    python benchmarks/bench_loop.py [--gsm8k PATH] [--repeat N] [--json OUT]
+
+1. ``practice_case`` per case, median over the shipped sample, each case repeated;
+2. the floor: canonical JSON plus SHA-256 of the identity payload of every record the same
+   case's trace seals (the payloads are built beforehand; only encoding and hashing count);
+3. their ratio (target: at most 3x);
+4. ``practice-loop run`` over the GSM8K training file into a fresh store, cases per second
+   (target: at least 500 on one core).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import statistics
+import tempfile
+import time
+from importlib import resources
+from pathlib import Path
+
+from practice_loop.kernel import SealedPracticeTrace, canonical_json, practice_case
+from practice_loop.kernel.identity import Record
+from practice_loop.reader import ReaderRefusal, read_question
+from practice_loop.runner import run_file
+from practice_loop.store import TraceStore
+
+DEFAULT_GSM8K = Path(__file__).resolve().parents[1].parent / "shared/data/gsm8k/train.jsonl"
+
+
+def _sealed_records(trace: SealedPracticeTrace) -> list[Record]:
+    """Every record with an identity of its own inside the trace, the trace included."""
+    found: list[Record] = []
+    pending: list[object] = [trace]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, Record):
+            if type(value).ID_FIELD is not None:
+                found.append(value)
+            pending.extend(
+                getattr(value, name)
+                for name in type(value).__dataclass_fields__
+                if not name.isupper()
+            )
+        elif type(value) is tuple:
+            pending.extend(value)
+    return found
+
+
+def _median_seconds(action, repeat: int) -> float:
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        action()
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
+
+
+def kernel_against_floor(repeat: int) -> dict[str, float]:
+    sample = resources.files("practice_loop") / "data" / "sample.jsonl"
+    questions = [json.loads(line)["question"] for line in sample.read_text("utf-8").splitlines()]
+    questions = [q for q in questions if type(read_question(q)) is not ReaderRefusal]
+    case_times, floor_times = [], []
+    for question in questions:
+        trace = practice_case(read_question(question))
+        assert type(trace) is SealedPracticeTrace
+        payloads = [record.identity_payload() for record in _sealed_records(trace)]
+        payloads.append(trace.frame.to_json(drop_explanations=True))
+
+        def floor(payloads=payloads) -> None:
+            for payload in payloads:
+                hashlib.sha256(canonical_json(payload)).hexdigest()
+
+        # A fresh, equal frame object for every repetition: nothing is remembered between
+        # repetitions, so each one pays for the whole case.
+        fresh = iter([read_question(question) for _ in range(repeat)])
+        case_times.append(_median_seconds(lambda fresh=fresh: practice_case(next(fresh)), repeat))
+        floor_times.append(_median_seconds(floor, repeat))
+    case_ms = statistics.median(case_times) * 1000
+    floor_ms = statistics.median(floor_times) * 1000
+    return {
+        "sample_cases": len(questions),
+        "practice_case_median_ms": round(case_ms, 4),
+        "canonical_sha256_floor_median_ms": round(floor_ms, 4),
+        "ratio": round(case_ms / floor_ms, 2),
+    }
+
+
+def run_throughput(gsm8k: Path) -> dict[str, float]:
+    with tempfile.TemporaryDirectory() as folder:
+        with TraceStore(Path(folder) / "bench.sqlite") as store:
+            start = time.perf_counter()
+            summary = run_file(gsm8k, store)
+            seconds = time.perf_counter() - start
+    return {
+        "gsm8k_cases": summary.cases,
+        "run_seconds": round(seconds, 2),
+        "cases_per_second": round(summary.cases / seconds, 1),
+        "wrong": len(summary.wrong_ids),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--gsm8k", type=Path, default=DEFAULT_GSM8K)
+    parser.add_argument("--repeat", type=int, default=21)
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    args = parser.parse_args()
+    figures = kernel_against_floor(args.repeat)
+    if args.gsm8k.is_file():
+        figures |= run_throughput(args.gsm8k)
+    else:
+        print(f"GSM8K file not found at {args.gsm8k}: run throughput skipped")
+    for key, value in figures.items():
+        print(f"{key}: {value}")
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
