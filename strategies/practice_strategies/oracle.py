@@ -380,3 +380,134 @@ def operator_set_id(manifest: Any) -> str:
             "operators": [row(r) for r in manifest.operators],
         }
     )
+
+
+# ------------------------------------------------------------------------------------------
+# ADR-0231 §7.2, §8, §9, §14: the candidate operator's identities
+
+
+def _pairs(pairs: Any) -> list[list[str]]:
+    return [list(pair) for pair in pairs]
+
+
+OPERATOR_INPUT_FIELDS = (
+    "operator_policy_version",
+    "operator_name",
+    "operator_version",
+    "problem_frame_digest",
+    "original_contract_assessment_id",
+    "residual_id",
+    "residual_kind",
+    "search_gate_decision_id",
+    "compute_budget_id",
+    "geometric_search_run_id",
+    "operator_set_id",
+    "operator_set_version",
+    "attempt_index",
+    "schema_versions",
+    "policy_versions",
+)
+
+
+def operator_input_digest(operator_input: Any) -> str:
+    """ADR-0231 §14: every structural input field but ``input_digest`` itself (left out,
+    not blanked)."""
+    payload = {name: getattr(operator_input, name) for name in OPERATOR_INPUT_FIELDS}
+    payload["schema_versions"] = _pairs(operator_input.schema_versions)
+    payload["policy_versions"] = _pairs(operator_input.policy_versions)
+    return digest_of(payload)
+
+
+def role_binding_delta_payload(payload: Any) -> dict[str, Any]:
+    """ADR-0231 §8.1: the organ-specific candidate payload, enums by value."""
+    return {
+        "kind": payload.kind,
+        "candidate_organ": payload.candidate_organ,
+        "relation_type": payload.relation_type,
+        "role": _value(payload.role),
+        "source": payload.source,
+        "direction": _value(payload.direction),
+        "cue_span": span_payload(payload.cue_span),
+    }
+
+
+def candidate_digest(reconstruction: Any) -> str:
+    """ADR-0231 §9: candidate content only (frame digest, organ, payload, ordered spans)."""
+    return digest_of(
+        {
+            "problem_frame_digest": reconstruction.problem_frame_digest,
+            "candidate_organ": reconstruction.candidate_organ,
+            "candidate_payload": role_binding_delta_payload(reconstruction.candidate_payload),
+            "evidence_spans": spans_payload(reconstruction.evidence_spans),
+        }
+    )
+
+
+def reconstruction_payload(reconstruction: Any) -> dict[str, Any]:
+    """Every ``CandidateReconstruction`` field (it has no prose), as JSON."""
+    return {
+        "candidate_digest": reconstruction.candidate_digest,
+        "candidate_reconstruction_digest": reconstruction.candidate_reconstruction_digest,
+        "candidate_organ": reconstruction.candidate_organ,
+        "candidate_payload": role_binding_delta_payload(reconstruction.candidate_payload),
+        "evidence_spans": spans_payload(reconstruction.evidence_spans),
+        "operator_name": reconstruction.operator_name,
+        "operator_version": reconstruction.operator_version,
+        "operator_provenance": _pairs(reconstruction.operator_provenance),
+        "source_residual_id": reconstruction.source_residual_id,
+        "problem_frame_digest": reconstruction.problem_frame_digest,
+        "original_contract_assessment_id": reconstruction.original_contract_assessment_id,
+        "geometric_search_run_id": reconstruction.geometric_search_run_id,
+        "attempt_id": reconstruction.attempt_id,
+        "attempt_index": reconstruction.attempt_index,
+        "operator_set_id": reconstruction.operator_set_id,
+        "schema_versions": _pairs(reconstruction.schema_versions),
+        "policy_versions": _pairs(reconstruction.policy_versions),
+    }
+
+
+def candidate_reconstruction_digest(reconstruction: Any) -> str:
+    """ADR-0231 §9: the whole envelope self-sealed, its own digest blanked."""
+    payload = reconstruction_payload(reconstruction)
+    payload["candidate_reconstruction_digest"] = ""
+    return digest_of(payload)
+
+
+def operator_result_id(result: Any) -> str:
+    """ADR-0231 §8.2, §14: every field but prose, itself blanked; the nested attempt and
+    reconstruction as objects of all their fields, prose left out at every depth."""
+    attempt = result.candidate_attempt
+    return digest_of(
+        {
+            "operator_result_id": "",
+            "operator_policy_version": result.operator_policy_version,
+            "input_digest": result.input_digest,
+            "geometric_search_run_id": result.geometric_search_run_id,
+            "attempt_id": result.attempt_id,
+            "attempt_index": result.attempt_index,
+            "candidate_digest": result.candidate_digest,
+            "candidate_reconstruction_digest": result.candidate_reconstruction_digest,
+            "candidate_organ": result.candidate_organ,
+            "operator_name": result.operator_name,
+            "operator_version": result.operator_version,
+            "reason_codes": list(result.reason_codes),
+            "evidence_spans": spans_payload(result.evidence_spans),
+            "candidate_attempt": {"attempt_id": attempt.attempt_id, **attempt_payload(attempt)},
+            "reconstruction": reconstruction_payload(result.reconstruction),
+        }
+    )
+
+
+def operator_refusal_id(refusal: Any) -> str:
+    """ADR-0231 §8.3, §14: every field but prose, itself blanked."""
+    return digest_of(
+        {
+            "operator_refusal_id": "",
+            "operator_policy_version": refusal.operator_policy_version,
+            "input_digest": refusal.input_digest,
+            "geometric_search_run_id": refusal.geometric_search_run_id,
+            "residual_id": refusal.residual_id,
+            "operator_name": refusal.operator_name,
+            "reason_codes": list(refusal.reason_codes),
+        }
+    )

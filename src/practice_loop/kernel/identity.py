@@ -633,26 +633,31 @@ def _contents_still_valid(value: object) -> bool:
     return True
 
 
-_REMEMBERED: dict[tuple[int, str], tuple[Record, object]] = {}
+_REMEMBERED: dict[tuple[int, str], tuple[Record, tuple[object, ...], object]] = {}
 
 
 def remembered(record: Record, key: str, compute: Callable[[], Any]) -> Any:
     """``compute()``, a pure function of ``record``, remembered under ``key`` while the
-    validation memo still trusts the record (no field at any depth has changed since). The
-    result is the same as computing it again; it is only computed once."""
+    validation memo still trusts the record exactly as it was when the result was computed.
+    The result is the same as computing it again; it is only computed once."""
     entry = _REMEMBERED.get((id(record), key))
-    # The remembered result is shared with whoever received it before, so it too must still
-    # be exactly what was computed: a result altered in place is computed afresh.
+    validated = _VALIDATED.get(id(record))
+    # Trusted only if the record was not re-validated since (a new snapshot means its fields
+    # changed in place and passed again), nothing in it changed, and the result itself, which
+    # others may hold, was not altered either.
     if (
         entry is not None
+        and validated is not None
         and entry[0] is record
+        and entry[1] is validated[1]
         and _still_valid(record)
-        and _contents_still_valid(entry[1])
+        and _contents_still_valid(entry[2])
     ):
-        return entry[1]
+        return entry[2]
     value = compute()
-    if _still_valid(record):
-        _REMEMBERED[(id(record), key)] = (record, value)
+    validated = _VALIDATED.get(id(record))
+    if validated is not None and _still_valid(record):
+        _REMEMBERED[(id(record), key)] = (record, validated[1], value)
     return value
 
 

@@ -496,6 +496,17 @@ def _records_failure(operator_input: object, records: dict[str, tuple[object, ty
     return None
 
 
+def _residual_matches_blocker(residual: ContractResidual, assessment: ContractAssessment) -> bool:
+    if residual.blocker_index >= len(assessment.blockers):
+        return False
+    blocker = assessment.blockers[residual.blocker_index]
+    return (blocker.code.value, blocker.role, blocker.evidence_spans) == (
+        residual.residual_code,
+        residual.role,
+        residual.evidence_spans,
+    )
+
+
 def _precondition_failure(
     operator_input: CandidateOperatorInput,
     policy: CandidateOperatorPolicy,
@@ -543,6 +554,9 @@ def _precondition_failure(
             and gate.residual_ids == (residual.residual_id,) == run.residual_ids,
             R.IDENTITY_MISMATCH,
         ),
+        # The residual is a faithful projection of the assessment's blocker (ADR-0225 via
+        # docs/adr/0001): same code, role and spans, read from the value, no producer called.
+        (_residual_matches_blocker(residual, assessment), R.IDENTITY_MISMATCH),
         (
             (operator_input.search_gate_decision_id, operator_input.compute_budget_id)
             == (gate.decision_id, budget.budget_id)
