@@ -277,3 +277,62 @@ def test_result_record_refuses_a_disposition_its_evidence_does_not_entail():
         with pytest.raises(RecordError) as raised:
             ReplayResult.sealed(**fields_for_sealing(outcome, **changes))
         assert raised.value.found.defect is Defect.INCONSISTENT_FIELDS
+
+
+def _rebound(frame, assessment) -> CandidateReconstruction:
+    """The example's reconstruction, rebound to another frame and its assessment."""
+    digest = problem_frame_digest(frame)
+    return CandidateReconstruction.sealed(
+        **fields_for_sealing(
+            RECONSTRUCTION,
+            problem_frame_digest=digest,
+            original_contract_assessment_id=assessment.assessment_id,
+            candidate_digest=candidate_digest_of(
+                digest,
+                RECONSTRUCTION.candidate_organ,
+                RECONSTRUCTION.candidate_payload,
+                RECONSTRUCTION.evidence_spans,
+            ),
+        )
+    )
+
+
+def _with_evidence(spans) -> CandidateReconstruction:
+    return CandidateReconstruction.sealed(
+        **fields_for_sealing(
+            RECONSTRUCTION,
+            evidence_spans=spans,
+            candidate_digest=candidate_digest_of(
+                RECONSTRUCTION.problem_frame_digest,
+                RECONSTRUCTION.candidate_organ,
+                RECONSTRUCTION.candidate_payload,
+                spans,
+            ),
+        )
+    )
+
+
+def test_evidence_outside_the_frame_is_refused():
+    """docs/adr/0006 row 8: every evidence span is exactly the frame's text at its offsets."""
+    first = RECONSTRUCTION.evidence_spans[0]
+    moved = dataclasses.replace(first, start=first.start + 1, end=first.end + 1)
+    outcome = replay_candidate(
+        EXAMPLE.chain.frame, EXAMPLE.chain.assessment, _with_evidence((moved,))
+    )
+    assert outcome.reason_codes == ("evidence_not_in_frame",)
+
+
+def test_a_cue_the_evidence_does_not_cite_is_refused():
+    """docs/adr/0006 row 10, ADR-0231 §13: the cited cue must be among the evidence."""
+    cue_span = RECONSTRUCTION.candidate_payload.cue_span
+    kept = tuple(span for span in RECONSTRUCTION.evidence_spans if span != cue_span)
+    outcome = replay_candidate(EXAMPLE.chain.frame, EXAMPLE.chain.assessment, _with_evidence(kept))
+    assert outcome.reason_codes == ("cue_not_in_evidence",)
+
+
+def test_a_payload_that_does_not_apply_is_refused():
+    """docs/adr/0006 row 11: no proposal to bind into is not a verdict, it is a refusal."""
+    frame = dataclasses.replace(EXAMPLE.chain.frame, proposals=())
+    chain = build_chain(frame)
+    outcome = replay_candidate(frame, chain.assessment, _rebound(frame, chain.assessment))
+    assert outcome.reason_codes == ("candidate_not_applicable",)
