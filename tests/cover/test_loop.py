@@ -1,0 +1,352 @@
+"""``practice_case`` and ``replay_divergence``: the loop composed (ADR-0226 §6, §8, §9).
+
+The loop decides nothing; these properties check that what it seals is what the stages entail.
+Every expected value (the answer, the stage list, the codes) is computed here from the frame's
+own facts, never read back from the kernel.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from practice_loop.examples import shipped_examples
+from practice_loop.kernel import (
+    GEOMETRIC_SEARCH_RUN_V2_POLICY_VERSION,
+    AnswerPath,
+    AnswerRefusal,
+    AssessmentStatus,
+    CandidateOperatorRefusal,
+    CandidateOperatorResult,
+    CandidateReplayStatus,
+    Direction,
+    GateReason,
+    GeometricSearchRun,
+    ProofGatedAnswer,
+    ProofStatus,
+    ReplayDisposition,
+    ReplayResult,
+    Role,
+    RunDisposition,
+    RunExhaustionCode,
+    SealedPracticeTrace,
+    SearchRunRefusal,
+    SourceSpan,
+    Stage,
+    StageRefusal,
+    StateChangeProposal,
+    canonical_json,
+    load_sealed_trace,
+    practice_case,
+    replay_divergence,
+    verify_sealed_trace,
+)
+from practice_loop.kernel.frame import MAX_EVIDENCE_CHARS, MAX_FRAME_SPANS, MAX_SOURCE_LENGTH
+from practice_strategies import FRAME_RECIPES, problem_frames, share, tampered
+
+ELIGIBLE_ONE_CUE = {**FRAME_RECIPES[GateReason.ELIGIBLE_MISSING_ROLE], "cue_count": 1}
+RUNNABLE = FRAME_RECIPES[GateReason.ASSESSMENT_RUNNABLE]
+
+# Unconstrained frames rarely reach an answer; the two recipes make sure both answer paths
+# are exercised in every run while ``problem_frames()`` still reaches everything else.
+any_frames = st.one_of(
+    problem_frames(),
+    problem_frames(**ELIGIBLE_ONE_CUE),
+    problem_frames(**RUNNABLE),
+)
+
+
+def _case(frame) -> SealedPracticeTrace:
+    trace = practice_case(frame)
+    assert type(trace) is SealedPracticeTrace, trace
+    return trace
+
+
+def _stages(trace: SealedPracticeTrace) -> list[str]:
+    return [stage for stage, _ in trace.stage_digests]
+
+
+def _expected_value(frame, direction: Direction) -> tuple[int, bool]:
+    """``initial ± delta`` from the frame's facts, and whether the three units agree."""
+    proposal = frame.proposals[0]
+    initial = frame.fact(proposal.binding(Role.INITIAL).fact_id)
+    delta = frame.fact(proposal.binding(Role.DELTA).fact_id)
+    sign = 1 if direction is Direction.INCREASE else -1
+    units_agree = initial.unit == delta.unit == frame.target.unit
+    return initial.value + sign * delta.value, units_agree
+
+
+# ------------------------------------------------------------------------------------------
+# Wrong-zero
+
+
+@given(any_frames)
+def test_every_answer_is_the_value_its_evidence_entails(frame):
+    """ADR-0226 §8.6-8, §10 wrong-zero: an answer is initial ± delta under the bound direction
+    (direct) or the single grounded cue (practice), units agree, non-negative, and it names
+    only a closed direct proof or closed replays of its own trace; otherwise a refusal."""
+    trace = _case(frame)
+    outcome = trace.outcome
+    if type(outcome) is not ProofGatedAnswer:
+        assert type(outcome) is AnswerRefusal
+        return
+    assert len(frame.proposals) == 1 and not frame.hazards and frame.target is not None
+    direction_binding = frame.proposals[0].binding(Role.DIRECTION)
+    if outcome.path is AnswerPath.DIRECT:
+        assert direction_binding is not None
+        direction = direction_binding.direction
+        assert trace.original_assessment.status is AssessmentStatus.RUNNABLE
+        assert trace.direct_proof.status is ProofStatus.CLOSED
+        assert outcome.proof_id == trace.direct_proof.proof_id
+        assert outcome.replay_ids == () and trace.replays == ()
+    else:
+        assert outcome.path is AnswerPath.PRACTICE
+        assert direction_binding is None and len(frame.cues) == 1
+        direction = frame.cues[0].direction
+        assert trace.original_assessment.status is AssessmentStatus.REFUSED
+        replays = {r.replay_id: r for r in trace.replays if type(r) is ReplayResult}
+        assert outcome.replay_ids
+        for replay_id in outcome.replay_ids:
+            replay = replays[replay_id]
+            assert replay.disposition is ReplayDisposition.CONTRACT_AND_PROOF_CLOSED
+            assert replay.replay_proof.status is ProofStatus.CLOSED
+            assert replay.replay_proof.derived_value == outcome.value
+    value, units_agree = _expected_value(frame, direction)
+    assert units_agree
+    assert outcome.value == value >= 0
+    assert outcome.unit == frame.target.unit
+
+
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        ("direction_unbound", ("practice", 7)),
+        ("runnable_increase", ("direct", 11)),
+        ("proof_refused", ("direct_proof_refused", "result_non_negative")),
+        (
+            "two_residuals",
+            ("original_refusal_stands", "hazard_multiple_changes", "direction_unbound")
+            + ("target_unbound",),
+        ),
+    ],
+)
+def test_shipped_examples_reach_their_written_outcomes(name, expected):
+    """ADR-0226 §4: each shipped case ends in the answer or refusal written out here."""
+    (example,) = [e for e in shipped_examples() if e.name == name]
+    outcome = _case(example.frame).outcome
+    if type(outcome) is ProofGatedAnswer:
+        assert (outcome.path.value, outcome.value) == expected
+    else:
+        assert outcome.reason_codes == expected
+
+
+# ------------------------------------------------------------------------------------------
+# The path a frame takes
+
+
+@given(problem_frames(**RUNNABLE))
+def test_runnable_frames_never_search(frame):
+    """ADR-0226 §6, §8.4: a runnable assessment takes the existing path: no residual, gate,
+    budget, run, operator or replay; the direct proof is present."""
+    trace = _case(frame)
+    assert trace.original_assessment.status is AssessmentStatus.RUNNABLE
+    assert trace.direct_proof is not None
+    assert trace.residuals == () and trace.operator_outcomes == () and trace.replays == ()
+    absent = (trace.gate_decision, trace.budget_decision, trace.search_input, trace.opened_run)
+    assert absent == (None, None, None, None) and trace.run_outcome is None
+    assert _stages(trace) == ["frame", "assessment", "proof", "outcome"]
+
+
+@given(problem_frames(**ELIGIBLE_ONE_CUE))
+def test_direction_unbound_one_cue_frame_searches_once(frame):
+    """ADR-0231 §1, docs/adr/0004, ADR-0226 §7E: one operator result, a v2 run with one pending
+    attempt naming the opened run, one replay of that candidate: closed when units agree and
+    the result is non-negative, else contract_refused(unit_mismatch) or
+    contract_closed_but_proof_refused(result_non_negative), and then the refusal stands."""
+    trace = _case(frame)
+    (result,) = trace.operator_outcomes
+    assert type(result) is CandidateOperatorResult
+    run = trace.run_outcome
+    assert type(run) is GeometricSearchRun
+    assert run.run_policy_version == GEOMETRIC_SEARCH_RUN_V2_POLICY_VERSION
+    assert run.opened_run_id == trace.opened_run.run_id
+    assert run.candidate_attempts == (result.candidate_attempt,)
+    assert run.candidate_attempts[0].replay_status is CandidateReplayStatus.REPLAY_PENDING
+    assert run.run_disposition is RunDisposition.CANDIDATE_REPLAY_PENDING
+    (replay,) = trace.replays
+    assert type(replay) is ReplayResult
+    assert replay.candidate_reconstruction_digest == result.candidate_reconstruction_digest
+    assert _stages(trace) == [
+        "frame",
+        "assessment",
+        "residual",
+        "gate",
+        "budget",
+        "search_input",
+        "opened_run",
+        "operator",
+        "run",
+        "replay",
+        "outcome",
+    ]
+    value, units_agree = _expected_value(frame, frame.cues[0].direction)
+    if not units_agree:
+        expected = (ReplayDisposition.CONTRACT_REFUSED, ("unit_mismatch",))
+    elif value < 0:
+        expected = (ReplayDisposition.CONTRACT_CLOSED_BUT_PROOF_REFUSED, ("result_non_negative",))
+    else:
+        expected = (ReplayDisposition.CONTRACT_AND_PROOF_CLOSED, ())
+    assert (replay.disposition, replay.replay_blockers) == expected
+    if expected[0] is ReplayDisposition.CONTRACT_AND_PROOF_CLOSED:
+        assert type(trace.outcome) is ProofGatedAnswer and trace.outcome.value == value
+    else:
+        assert trace.outcome.reason_codes == ("original_refusal_stands", "direction_unbound")
+
+
+@given(problem_frames(**FRAME_RECIPES[GateReason.MULTIPLE_RESIDUALS]))
+def test_ineligible_frame_is_blocked_by_gate_without_an_operator(frame):
+    """ADR-0226 §6, §8.8: a denied gate refuses the run (blocked_by_gate); no operator is
+    called, nothing is replayed, and the original refusal stands with its blockers."""
+    trace = _case(frame)
+    run = trace.run_outcome
+    assert type(run) is SearchRunRefusal
+    assert run.run_disposition is RunDisposition.BLOCKED_BY_GATE
+    assert run.reason_codes == ("gate_not_eligible",)
+    assert trace.opened_run is None and trace.operator_outcomes == () and trace.replays == ()
+    blockers = tuple(b.code.value for b in trace.original_assessment.blockers)
+    assert len(blockers) > 1
+    assert trace.outcome.reason_codes == ("original_refusal_stands", *blockers)
+
+
+@given(problem_frames(**FRAME_RECIPES[GateReason.ELIGIBLE_MISSING_RELATION]))
+def test_eligible_non_direction_residual_exhausts_the_operator_space(frame):
+    """ADR-0231 §7.3.4, ADR-0228 §13: the one operator refuses a missing_relation residual;
+    the run records no attempt (operator_space_depleted) and the original refusal stands."""
+    trace = _case(frame)
+    (refusal,) = trace.operator_outcomes
+    assert type(refusal) is CandidateOperatorRefusal
+    assert refusal.reason_codes == ("residual_kind_unsupported",)
+    run = trace.run_outcome
+    assert type(run) is GeometricSearchRun
+    assert run.candidate_attempts == ()
+    assert run.run_disposition is RunDisposition.EXHAUSTED_NO_CANDIDATE
+    assert run.exhaustion_code is RunExhaustionCode.OPERATOR_SPACE_DEPLETED
+    assert trace.replays == ()
+    assert trace.outcome.reason_codes == ("original_refusal_stands", "unit_mismatch")
+
+
+# ------------------------------------------------------------------------------------------
+# Determinism, inputs untouched, replay
+
+
+@given(any_frames)
+def test_practice_case_is_deterministic_and_replays_without_divergence(frame):
+    """ADR-0226 §9: the same frame gives the same trace bytes, replay_divergence finds no
+    divergence, and the input frame is never mutated."""
+    before = canonical_json(frame.to_json())
+    copy = dataclasses.replace(frame)
+    first, second = _case(frame), _case(frame)
+    assert canonical_json(first.to_json()) == canonical_json(second.to_json())
+    assert replay_divergence(first) is None
+    assert canonical_json(frame.to_json()) == before and frame == copy
+    assert first.frame == frame
+
+
+def test_a_result_altered_in_place_does_not_change_the_next_case():
+    """ADR-0226 §9 (same input, same trace), 0003 validation memo ("it changes no result"):
+    a caller altering the assessment of a trace it was given, in place, breaks that trace
+    only; practice_case on the same, untouched frame still seals the genuine trace."""
+    (example,) = [e for e in shipped_examples() if e.name == "direction_unbound"]
+    frame = example.frame
+    trace = _case(frame)
+    assessment = trace.original_assessment
+    genuine = assessment.organ_version
+    object.__setattr__(assessment, "organ_version", "unary_delta_transition.v2")
+    try:
+        again = practice_case(frame)
+        assert type(again) is SealedPracticeTrace, again
+        assert again.trace_id == trace.trace_id
+        assert verify_sealed_trace(again).valid
+    finally:
+        object.__setattr__(assessment, "organ_version", genuine)
+
+
+MALFORMED = {
+    "source_text_none": {"source_text": None},
+    "facts_list": {"facts": []},
+    "organ_unknown": {"organ": "some_other_organ"},
+    "schema_version_unsupported": {"schema_version": "problem_frame.v2"},
+    "cues_not_records": {"cues": ("increase",)},
+    "proposals_none": {"proposals": None},
+}
+
+
+@pytest.mark.parametrize("name", sorted(MALFORMED))
+@share(5)
+@given(frame=any_frames)
+def test_malformed_frame_is_a_stage_refusal(name, frame):
+    """ARCHITECTURE §2: a frame the organ cannot judge is the assessment's typed refusal;
+    the loop never raises and seals nothing."""
+    refusal = practice_case(tampered(frame, **MALFORMED[name]))
+    assert type(refusal) is StageRefusal
+    assert refusal.stage is Stage.ASSESSMENT
+    assert refusal.reason_codes[0] == "frame_malformed"
+
+
+@pytest.mark.parametrize("value", [None, 0, "frame", {"source_text": ""}, b"{}"])
+def test_a_value_that_is_not_a_frame_is_a_stage_refusal(value):
+    """ARCHITECTURE §2: foreign input is refused with frame_malformed, never an exception."""
+    refusal = practice_case(value)
+    assert type(refusal) is StageRefusal
+    assert refusal.reason_codes == ("frame_malformed", "wrong_record_type")
+
+
+def _frame_at_the_size_caps(spans: int = MAX_FRAME_SPANS - 1):
+    """The direction_unbound example grown to the frame caps (0005): source text of
+    ``MAX_SOURCE_LENGTH`` characters (padded with 4-byte emoji), ``spans`` spans in all and
+    close to ``MAX_EVIDENCE_CHARS`` of evidence, the padding cited by the initial binding."""
+    (example,) = [e for e in shipped_examples() if e.name == "direction_unbound"]
+    frame = example.frame
+    base = len(frame.source_text)
+    source = frame.source_text + "\U0001f600" * (MAX_SOURCE_LENGTH - base)
+    present = frame.all_spans()
+    extra = spans - len(present)
+    width = (MAX_EVIDENCE_CHARS - sum(len(span.text) for span in present)) // extra
+    padding = tuple(
+        SourceSpan(source[base + i : base + i + width], base + i, base + i + width, 3)
+        for i in range(extra)
+    )
+    (proposal,) = frame.proposals
+    initial, *rest = proposal.bindings
+    initial = dataclasses.replace(initial, evidence_spans=initial.evidence_spans + padding)
+    return dataclasses.replace(
+        frame,
+        source_text=source,
+        proposals=(StateChangeProposal(proposal.relation_type, (initial, *rest)),),
+    )
+
+
+def test_a_frame_at_the_size_caps_is_sealed_answered_and_stored():
+    """ARCHITECTURE §2 ("a stage never raises"), 0005 frame caps, 0007 loading: a frame one
+    span under the cap (its candidate reaches the cap) runs the whole loop to the answer 7
+    and seals a trace that verifies, replays, and loads back from its stored bytes."""
+    frame = _frame_at_the_size_caps()
+    assert len(frame.all_spans()) == MAX_FRAME_SPANS - 1
+    trace = _case(frame)
+    assert type(trace.outcome) is ProofGatedAnswer and trace.outcome.value == 7
+    assert verify_sealed_trace(trace).valid
+    assert replay_divergence(trace) is None
+    assert load_sealed_trace(canonical_json(trace.to_json())) == trace
+
+
+def test_a_candidate_beyond_the_span_cap_leaves_the_refusal_standing():
+    """ADR-0226 §8.8, 0005, docs/adr/0006 row 10: at exactly MAX_FRAME_SPANS the candidate
+    frame (one more span, the cue's) is not a valid frame, so the adapter refuses it
+    (candidate_not_applicable) and the original refusal stands: fail closed, no exception."""
+    trace = _case(_frame_at_the_size_caps(MAX_FRAME_SPANS))
+    (replay,) = trace.replays
+    assert replay.reason_codes == ("candidate_not_applicable",)
+    assert trace.outcome.reason_codes == ("original_refusal_stands", "direction_unbound")

@@ -1,0 +1,706 @@
+"""The sealed practice trace: our ADR-0230 (docs/adr/0007), ADR-0226 §7F, §8.9, §9.
+
+Identities are rebuilt here: every stage digest with ``practice_strategies.oracle``, the
+``trace_id`` with ``json`` and ``hashlib``. Tampering is done the way an attacker would, with
+``tampered`` (no validation) and ``resealed`` (own identity recomputed), and every failure is
+checked with its exact code and stage.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from typing import Any
+
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from practice_loop.examples import shipped_examples
+from practice_loop.kernel import (
+    ANSWER_SCHEMA_VERSION,
+    AnswerPath,
+    AnswerRefusal,
+    AssessmentStatus,
+    CandidateOperatorRefusal,
+    CandidateOperatorResult,
+    GateReason,
+    GeometricSearchRun,
+    ProofGatedAnswer,
+    ReplayDisposition,
+    ReplayResult,
+    RunDisposition,
+    SealedPracticeTrace,
+    TraceFailure,
+    TraceFailureCode,
+    TraceVerification,
+    canonical_json,
+    load_sealed_trace,
+    practice_case,
+    replay_divergence,
+    verify_sealed_trace,
+)
+from practice_loop.kernel.trace import TRACE_VERSIONS, stage_digests_of
+from practice_strategies import (
+    FRAME_RECIPES,
+    oracle,
+    other_digest,
+    problem_frames,
+    resealed,
+    share,
+    tampered,
+)
+
+F = TraceFailureCode
+ELIGIBLE_ONE_CUE = {**FRAME_RECIPES[GateReason.ELIGIBLE_MISSING_ROLE], "cue_count": 1}
+
+any_frames = st.one_of(
+    problem_frames(),
+    problem_frames(**ELIGIBLE_ONE_CUE),
+    problem_frames(**FRAME_RECIPES[GateReason.ASSESSMENT_RUNNABLE]),
+    problem_frames(**FRAME_RECIPES[GateReason.ELIGIBLE_MISSING_RELATION]),
+)
+
+
+def _case(frame) -> SealedPracticeTrace:
+    trace = practice_case(frame)
+    assert type(trace) is SealedPracticeTrace, trace
+    return trace
+
+
+def _example(name: str) -> SealedPracticeTrace:
+    """The trace of a shipped example (in-place tampering below always undoes itself: stage
+    results may be shared between cases through the kernel's memo)."""
+    (example,) = [e for e in shipped_examples() if e.name == name]
+    return _case(example.frame)
+
+
+# direction_unbound reaches every stage; runnable_increase has the direct proof;
+# two_residuals has a run refusal.
+DU, RI, TWO = (
+    _example("direction_unbound"),
+    _example("runnable_increase"),
+    _example("two_residuals"),
+)
+
+
+# ------------------------------------------------------------------------------------------
+# Identities, rebuilt
+
+
+def _stages_by_hand(trace: SealedPracticeTrace) -> list[tuple[str, str]]:
+    """0007 stage order, each present stage's identity recomputed by the oracle (replays and
+    the outcome by their own id fields, which the oracle does not cover)."""
+    pairs = [
+        ("frame", oracle.problem_frame_digest(trace.frame)),
+        ("assessment", oracle.assessment_id(trace.original_assessment)),
+    ]
+    if trace.direct_proof is not None:
+        pairs.append(("proof", oracle.proof_id(trace.direct_proof)))
+    pairs += [("residual", oracle.residual_id(residual)) for residual in trace.residuals]
+    if trace.gate_decision is not None:
+        pairs.append(("gate", oracle.gate_decision_id(trace.gate_decision)))
+    if trace.budget_decision is not None:
+        pairs.append(("budget", oracle.budget_id(trace.budget_decision)))
+    if trace.search_input is not None:
+        pairs.append(("search_input", oracle.search_input_digest(trace.search_input)))
+    if trace.opened_run is not None:
+        pairs.append(("opened_run", oracle.opened_run_id(trace.opened_run)))
+    for outcome in trace.operator_outcomes:
+        if type(outcome) is CandidateOperatorResult:
+            pairs.append(("operator", oracle.operator_result_id(outcome)))
+        else:
+            assert type(outcome) is CandidateOperatorRefusal
+            pairs.append(("operator", oracle.operator_refusal_id(outcome)))
+    run = trace.run_outcome
+    if run is not None:
+        run_identity = oracle.run_id(run) if type(run) is GeometricSearchRun else None
+        pairs.append(("run", run_identity or oracle.outcome_id(run)))
+    for replay in trace.replays:
+        replay_identity = getattr(replay, "replay_id", None)
+        pairs.append(("replay", replay_identity or replay.replay_refusal_id))
+    outcome = trace.outcome
+    outcome_identity = getattr(outcome, "answer_id", None)
+    pairs.append(("outcome", outcome_identity or outcome.answer_refusal_id))
+    return pairs
+
+
+def _without_explanations(value: Any) -> Any:
+    """``value`` (decoded JSON) with every ``explanation`` key removed, at every depth."""
+    if type(value) is dict:
+        return {k: _without_explanations(v) for k, v in value.items() if k != "explanation"}
+    if type(value) is list:
+        return [_without_explanations(item) for item in value]
+    return value
+
+
+def _trace_id_by_hand(trace: SealedPracticeTrace) -> str:
+    payload = _without_explanations(json.loads(json.dumps(trace.to_json())))
+    assert payload == trace.to_json(drop_explanations=True)
+    payload["trace_id"] = ""
+    raw = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(raw.encode("utf-8")).hexdigest()
+
+
+FORBIDDEN_KEYS = {"timestamp", "time", "created_at", "host", "hostname", "path", "uuid", "pid"}
+ANSWER_PATHS = {path.value for path in AnswerPath}
+
+
+def _forbidden_keys(value: Any, where: str = "$") -> list[str]:
+    """Keys named like a time, host, path, uuid or process. The answer's ``path`` is the
+    closed ``AnswerPath`` vocabulary (``direct`` or ``practice``), which licenses the answer
+    and names no filesystem or environment value; any other value under that key counts."""
+    found: list[str] = []
+    if type(value) is dict:
+        for key, item in value.items():
+            allowed = key == "path" and item in ANSWER_PATHS
+            if key.lower() in FORBIDDEN_KEYS and not allowed:
+                found.append(f"{where}.{key}")
+            found += _forbidden_keys(item, f"{where}.{key}")
+    elif type(value) is list:
+        for index, item in enumerate(value):
+            found += _forbidden_keys(item, f"{where}[{index}]")
+    return found
+
+
+@given(any_frames)
+def test_produced_traces_verify_and_index_every_present_stage(frame):
+    """0007: a produced trace verifies with no failure, and ``stage_digests`` lists each
+    present stage's identity in stage order, absent stages left out."""
+    trace = _case(frame)
+    verification = verify_sealed_trace(trace)
+    assert verification == TraceVerification(trace.trace_id, ())
+    assert verification.valid
+    assert list(trace.stage_digests) == _stages_by_hand(trace)
+
+
+@given(any_frames)
+def test_trace_id_seals_every_field_but_prose_and_nothing_environmental(frame):
+    """0007, ADR-0226 §7F: trace_id is the SHA-256 of every field but explanations (at every
+    depth) with itself blanked; no key names a time, host, path, uuid or process."""
+    trace = _case(frame)
+    assert trace.trace_id == _trace_id_by_hand(trace)
+    assert _forbidden_keys(trace.to_json()) == []
+
+
+def test_the_answer_path_key_is_the_only_allowed_near_miss():
+    """0007: the key check would flag a ``path`` holding anything but an AnswerPath value."""
+    payload = DU.to_json()
+    assert _forbidden_keys(payload) == []
+    payload["outcome"]["path"] = "/tmp/trace.json"
+    payload["frame"]["created_at"] = 0
+    assert _forbidden_keys(payload) == ["$.frame.created_at", "$.outcome.path"]
+
+
+@pytest.mark.parametrize("trace", [DU, RI, TWO], ids=["searched", "direct", "run_refused"])
+def test_explanations_inside_nested_records_change_no_identity(trace):
+    """0003, 0007: prose is excluded at every depth; rewriting every explanation in the
+    trace, nested ones included, leaves it valid with the same trace_id."""
+    changes: dict[str, Any] = {
+        "explanation": "rewritten",
+        "outcome": tampered(trace.outcome, explanation="rewritten outcome"),
+    }
+    changes["original_assessment"] = tampered(trace.original_assessment, explanation="")
+    changes["residuals"] = tuple(tampered(r, explanation="x") for r in trace.residuals)
+    changes["replays"] = tuple(tampered(r, explanation="y") for r in trace.replays)
+    if trace.gate_decision is not None:
+        changes["gate_decision"] = tampered(trace.gate_decision, explanation="z")
+    if trace.run_outcome is not None:
+        changes["run_outcome"] = tampered(trace.run_outcome, explanation="w")
+    rewritten = tampered(trace, **changes)
+    assert verify_sealed_trace(rewritten) == TraceVerification(trace.trace_id, ())
+    assert rewritten.compute_id() == trace.trace_id
+
+
+# ------------------------------------------------------------------------------------------
+# Tampering, with the exact failure
+
+
+def _only(verification: TraceVerification) -> TraceFailure:
+    (failure,) = verification.failures
+    return failure
+
+
+def _verified_as(trace: object, code: TraceFailureCode, stage: str) -> TraceVerification:
+    verification = verify_sealed_trace(trace)
+    failure = _only(verification)
+    assert (failure.code, failure.stage) == (code, stage), failure
+    assert not verification.valid
+    return verification
+
+
+def _resealed_trace(trace: SealedPracticeTrace, **changes: Any) -> SealedPracticeTrace:
+    """The trace with ``changes``, its stage index and trace_id recomputed: only a semantic
+    check can catch it."""
+    changed = tampered(trace, **changes)
+    return resealed(changed, stage_digests=stage_digests_of(changed))
+
+
+@pytest.mark.parametrize("trace", [DU, RI, TWO], ids=["searched", "direct", "run_refused"])
+def test_a_changed_trace_id_is_trace_id_mismatch(trace):
+    """0007 step 1: the self-seal is recomputed; another well-formed id is a mismatch."""
+    verification = _verified_as(
+        tampered(trace, trace_id=other_digest(trace.trace_id)), F.TRACE_ID_MISMATCH, "trace"
+    )
+    assert verification.trace_id is None
+    _verified_as(tampered(trace, trace_id="not-a-digest"), F.RECORD_MALFORMED, "trace_id")
+
+
+def _first(records: tuple, **changes: Any) -> tuple:
+    return (tampered(records[0], **changes), *records[1:])
+
+
+# One change per trace field that holds records, none resealed: each nested record's own
+# validation (schema, cross checks, own identity) fails.
+NESTED = {
+    "frame": lambda t: tampered(t.frame, source_text=""),
+    "original_assessment": lambda t: tampered(
+        t.original_assessment, status=AssessmentStatus.RUNNABLE
+    ),
+    "residuals": lambda t: _first(t.residuals, residual_code="unit_mismatch"),
+    "gate_decision": lambda t: tampered(t.gate_decision, reason_code="eligible_target_unbound"),
+    "budget_decision": lambda t: tampered(t.budget_decision, max_steps=99),
+    "search_input": lambda t: tampered(
+        t.search_input, residual_ids=list(t.search_input.residual_ids)
+    ),
+    "opened_run": lambda t: tampered(t.opened_run, max_candidates=2),
+    "operator_outcomes": lambda t: _first(t.operator_outcomes, attempt_index=1),
+    "run_outcome": lambda t: tampered(
+        t.run_outcome, run_disposition=RunDisposition.BLOCKED_BY_GATE
+    ),
+    "replays": lambda t: _first(t.replays, disposition=ReplayDisposition.CONTRACT_REFUSED),
+    "outcome": lambda t: tampered(t.outcome, value=8),
+}
+
+
+@pytest.mark.parametrize("field", list(NESTED))
+def test_a_broken_nested_record_is_record_malformed_naming_its_field(field):
+    """0007 step 1: a nested record that no longer validates is record_malformed, with the
+    trace field that holds it as the stage."""
+    trace = tampered(DU, **{field: NESTED[field](DU)})
+    _verified_as(trace, F.RECORD_MALFORMED, field)
+
+
+def test_a_broken_direct_proof_is_record_malformed():
+    """0007 step 1: the direct proof is validated in full, like every nested record."""
+    trace = tampered(RI, direct_proof=tampered(RI.direct_proof, derived_value=12))
+    _verified_as(trace, F.RECORD_MALFORMED, "direct_proof")
+
+
+def test_a_record_altered_in_place_at_depth_is_caught_after_verification():
+    """docs/adr/0003 validation memo: verifying once and then altering a record deep inside
+    (a replay's proof obligation) in place is still caught; the memo changes no result."""
+    trace = _example("direction_unbound")
+    assert verify_sealed_trace(trace).valid
+    obligation = trace.replays[0].replay_proof.obligations[0]
+    object.__setattr__(obligation, "holds", False)
+    _verified_as(trace, F.RECORD_MALFORMED, "replays")
+    object.__setattr__(obligation, "holds", True)
+    assert verify_sealed_trace(trace).valid
+
+
+STAGE_INDEX_CHANGES = {
+    "reversed": lambda pairs: pairs[::-1],
+    "digest_changed": lambda pairs: ((pairs[0][0], other_digest(pairs[0][1])), *pairs[1:]),
+    "stage_dropped": lambda pairs: pairs[:-2] + pairs[-1:],
+    "stage_renamed": lambda pairs: (("problem", pairs[0][1]), *pairs[1:]),
+    "stage_repeated": lambda pairs: (pairs[0], *pairs),
+}
+
+
+@pytest.mark.parametrize("change", sorted(STAGE_INDEX_CHANGES))
+@pytest.mark.parametrize("seal", [False, True], ids=["as_is", "resealed"])
+def test_an_altered_stage_index_is_stage_digest_mismatch(change, seal):
+    """0007: stage_digests must equal the stages the records show, resealed or not."""
+    pairs = STAGE_INDEX_CHANGES[change](DU.stage_digests)
+    forged = (resealed if seal else tampered)(DU, stage_digests=pairs)
+    _verified_as(forged, F.STAGE_DIGEST_MISMATCH, "trace")
+
+
+def test_a_resealed_nested_record_is_caught_by_the_stage_index():
+    """0007: a nested record altered and re-sealed has a valid id of its own, but the trace's
+    stage index (and so its seal) no longer matches it."""
+    gate = resealed(DU.gate_decision, reason_code="eligible_target_unbound")
+    _verified_as(tampered(DU, gate_decision=gate), F.STAGE_DIGEST_MISMATCH, "trace")
+
+
+@share(2)
+@given(problem_frames(**ELIGIBLE_ONE_CUE))
+def test_another_cases_gate_is_a_cross_identity_mismatch(frame):
+    """0007 step 3: with the gate of another case (trace resealed around it), the gate no
+    longer names the frame, assessment and residuals, and the budget, the search input and
+    the operator's input no longer name the gate: exactly those four rows fail.
+    replay_divergence names the gate, the first stage that differs."""
+    other = _case(frame)
+    assume(other.gate_decision.decision_id != DU.gate_decision.decision_id)
+    forged = _resealed_trace(DU, gate_decision=other.gate_decision)
+    verification = verify_sealed_trace(forged)
+    assert verification.trace_id == forged.trace_id
+    assert verification.failures == tuple(
+        TraceFailure(F.CROSS_IDENTITY_MISMATCH, stage, "")
+        for stage in ("gate", "budget", "search_input", "operator")
+    )
+    assert replay_divergence(forged) == TraceFailure(
+        F.REPLAY_DIVERGED, "gate", "replayed trace differs"
+    )
+
+
+def _missing_relation_trace() -> SealedPracticeTrace:
+    """runnable_increase with the question asked in pears: unit_mismatch, eligible as
+    missing_relation, so the one operator refuses it (residual_kind_unsupported)."""
+    (example,) = [e for e in shipped_examples() if e.name == "runnable_increase"]
+    target = example.frame.target
+    frame = dataclasses.replace(example.frame, target=dataclasses.replace(target, unit="pear"))
+    trace = _case(frame)
+    assert type(trace.operator_outcomes[0]) is CandidateOperatorRefusal
+    return trace
+
+
+MR = _missing_relation_trace()
+
+# Each re-sealed change and exactly the cross-identity rows it breaks (0007 step 3 table).
+CROSS = {
+    "refused_case_with_a_direct_proof": (
+        DU,
+        lambda t: {"direct_proof": RI.direct_proof},
+        ("stages", "proof", "outcome"),
+    ),
+    "runnable_case_with_a_gate": (
+        RI,
+        lambda t: {"gate_decision": DU.gate_decision},
+        ("stages", "gate"),
+    ),
+    "refused_case_without_its_run": (TWO, lambda t: {"run_outcome": None}, ("stages",)),
+    "operator_refusal_of_another_input": (
+        MR,
+        lambda t: {
+            "operator_outcomes": (
+                resealed(
+                    t.operator_outcomes[0],
+                    input_digest=other_digest(t.operator_outcomes[0].input_digest),
+                ),
+            )
+        },
+        ("operator",),
+    ),
+    "outcome_of_another_frame": (
+        DU,
+        lambda t: {
+            "outcome": resealed(
+                t.outcome, problem_frame_digest=other_digest(t.outcome.problem_frame_digest)
+            )
+        },
+        ("outcome",),
+    ),
+    "proof_of_another_assessment": (
+        RI,
+        lambda t: {
+            "direct_proof": resealed(
+                t.direct_proof,
+                contract_assessment_id=other_digest(t.direct_proof.contract_assessment_id),
+            )
+        },
+        ("proof", "outcome"),
+    ),
+    "residual_out_of_place": (
+        TWO,
+        lambda t: {"residuals": (resealed(t.residuals[0], blocker_index=1), *t.residuals[1:])},
+        ("residual", "gate", "search_input"),
+    ),
+    "budget_of_another_gate": (
+        DU,
+        lambda t: {
+            "budget_decision": resealed(
+                t.budget_decision, gate_decision_id=other_digest(t.budget_decision.gate_decision_id)
+            )
+        },
+        ("budget", "search_input", "operator"),
+    ),
+    "search_input_changed": (
+        DU,
+        lambda t: {
+            "search_input": tampered(t.search_input, operator_set_version="operator_set.empty.v1")
+        },
+        ("search_input", "run"),
+    ),
+    "run_refusal_of_another_input": (
+        TWO,
+        lambda t: {
+            "run_outcome": resealed(
+                t.run_outcome, input_digest=other_digest(t.run_outcome.input_digest)
+            )
+        },
+        ("run",),
+    ),
+    "run_of_another_opened_run": (
+        DU,
+        lambda t: {
+            "run_outcome": resealed(
+                t.run_outcome, opened_run_id=other_digest(t.run_outcome.opened_run_id)
+            )
+        },
+        ("run",),
+    ),
+    "opened_run_of_another_input": (
+        DU,
+        lambda t: {
+            "opened_run": resealed(
+                t.opened_run, input_digest=other_digest(t.opened_run.input_digest)
+            )
+        },
+        ("operator", "run"),
+    ),
+    "replay_of_another_reconstruction": (
+        DU,
+        lambda t: {
+            "replays": (
+                resealed(
+                    t.replays[0],
+                    candidate_reconstruction_digest=other_digest(
+                        t.replays[0].candidate_reconstruction_digest
+                    ),
+                ),
+            )
+        },
+        ("replay", "outcome"),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CROSS))
+def test_each_cross_identity_row(name):
+    """0007 step 3: a resealed trace whose records no longer bind each other fails exactly
+    the rows of the table that compare them (cascades written out); replay_divergence names
+    the first stage whose digest differs from the genuine trace's."""
+    trace, change, stages = CROSS[name]
+    forged = _resealed_trace(trace, **change(trace))
+    verification = verify_sealed_trace(forged)
+    assert verification.trace_id == forged.trace_id
+    assert [(f.code, f.stage) for f in verification.failures] == [
+        (F.CROSS_IDENTITY_MISMATCH, stage) for stage in stages
+    ]
+    pairs = zip(forged.stage_digests, trace.stage_digests, strict=False)
+    changed = [new for new, old in pairs if new != old]
+    changed += forged.stage_digests[len(trace.stage_digests) :]
+    changed += trace.stage_digests[len(forged.stage_digests) :]
+    first = changed[0][0] if changed else "trace"
+    assert replay_divergence(forged) == TraceFailure(
+        F.REPLAY_DIVERGED, first, "replayed trace differs"
+    )
+
+
+VERSION_CHANGES = {
+    "newer_answer_version": (
+        lambda: {"versions": (("answer", "proof_gated_answer.v2"), *TRACE_VERSIONS[1:])},
+        "versions",
+        True,
+    ),
+    "one_version_missing": (lambda: {"versions": TRACE_VERSIONS[1:]}, "versions", True),
+    "versions_unsorted": (lambda: {"versions": TRACE_VERSIONS[::-1]}, "versions", False),
+    "schema_version": (
+        lambda: {"schema_version": "sealed_practice_trace.v2"},
+        "schema_version",
+        False,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VERSION_CHANGES))
+def test_other_versions_are_version_unsupported(name):
+    """0007 steps 1-2, ADR-0226 §9: a trace sealed under other versions is not judged by this
+    code, even when resealed; the trace_id is reported only when the record itself is well
+    formed. replay_divergence sees every stage match and names the trace."""
+    changes, stage, well_formed = VERSION_CHANGES[name]
+    forged = resealed(DU, **changes())
+    verification = _verified_as(forged, F.VERSION_UNSUPPORTED, stage)
+    assert verification.trace_id == (forged.trace_id if well_formed else None)
+    assert replay_divergence(forged) == TraceFailure(
+        F.REPLAY_DIVERGED, "trace", "replayed trace differs"
+    )
+
+
+@pytest.mark.parametrize(
+    "value",
+    [None, "trace", 0, DU.to_json(), DU.outcome, DU.frame, canonical_json(DU.to_json())],
+    ids=["none", "str", "int", "json", "answer", "frame", "bytes"],
+)
+def test_a_value_that_is_not_a_trace_is_not_a_trace(value):
+    """0007 step 1: any other type is not_a_trace, never an exception."""
+    verification = _verified_as(value, F.NOT_A_TRACE, "$")
+    assert verification.trace_id is None
+
+
+def _forged_answer(trace: SealedPracticeTrace, value: int) -> ProofGatedAnswer:
+    replay_ids = tuple(r.replay_id for r in trace.replays if type(r) is ReplayResult)
+    return ProofGatedAnswer.sealed(
+        schema_version=ANSWER_SCHEMA_VERSION,
+        problem_frame_digest=trace.outcome.problem_frame_digest,
+        original_contract_assessment_id=trace.outcome.original_contract_assessment_id,
+        path=AnswerPath.PRACTICE,
+        value=value,
+        unit="apple",
+        proof_id=other_digest(trace.original_assessment.assessment_id),
+        replay_ids=replay_ids or (other_digest(trace.trace_id),),
+        explanation="forged",
+    )
+
+
+@pytest.mark.parametrize(
+    "trace, forged",
+    [
+        (DU, lambda t: _forged_answer(t, 8)),
+        (TWO, lambda t: _forged_answer(t, 99)),
+        (
+            DU,
+            lambda t: AnswerRefusal.sealed(
+                schema_version=ANSWER_SCHEMA_VERSION,
+                problem_frame_digest=t.outcome.problem_frame_digest,
+                original_contract_assessment_id=t.outcome.original_contract_assessment_id,
+                reason_codes=("original_refusal_stands", "direction_unbound"),
+                explanation="forged refusal",
+            ),
+        ),
+    ],
+    ids=["searched_answer_changed", "refusal_turned_answer", "answer_turned_refusal"],
+)
+def test_a_forged_outcome_is_caught_by_verification_and_replay(trace, forged):
+    """ADR-0226 §8.6, §9, 0007 step 3: a resealed trace whose outcome is a forged answer or
+    refusal bound to the right frame and assessment fails the outcome row (the answer stage's
+    own decision over the trace's records differs), and replay_divergence names the outcome."""
+    forgery = _resealed_trace(trace, outcome=forged(trace))
+    assert verify_sealed_trace(forgery).failures == (
+        TraceFailure(F.CROSS_IDENTITY_MISMATCH, "outcome", ""),
+    )
+    assert replay_divergence(forgery) == TraceFailure(
+        F.REPLAY_DIVERGED, "outcome", "replayed trace differs"
+    )
+
+
+# ------------------------------------------------------------------------------------------
+# Loading stored bytes
+
+
+@given(any_frames)
+def test_stored_bytes_load_back_to_the_same_trace(frame):
+    """0003, 0007 loading: canonical bytes of a produced trace load back equal and re-encode
+    to the same bytes."""
+    trace = _case(frame)
+    data = canonical_json(trace.to_json())
+    loaded = load_sealed_trace(data)
+    assert type(loaded) is SealedPracticeTrace
+    assert loaded == trace
+    assert canonical_json(loaded.to_json()) == data
+
+
+DATA = canonical_json(DU.to_json())
+
+
+def _encoded(change) -> bytes:
+    payload = DU.to_json()
+    change(payload)
+    return canonical_json(payload)
+
+
+def _set(path: str, value: Any):
+    def change(payload: dict) -> None:
+        *parents, last = path.split(".")
+        for name in parents:
+            payload = payload[name]
+        payload[last] = value
+
+    return change
+
+
+def _deep(depth: int) -> bytes:
+    return DATA[:-1] + b',"zz":' + b"[" * depth + b"]" * depth + b"}"
+
+
+BAD_BYTES = {
+    "invalid_utf8": lambda: DATA.replace(b"apples", b"apples\xff", 1),
+    "lone_continuation_byte": lambda: b"\x80" + DATA,
+    "whitespace": lambda: DATA.replace(b'":', b'": ', 1),
+    "pretty_printed": lambda: json.dumps(DU.to_json(), indent=1).encode("utf-8"),
+    "keys_unsorted": lambda: json.dumps(DU.to_json(), separators=(",", ":")).encode("utf-8"),
+    "float": lambda: DATA.replace(b'"sentence_index":0', b'"sentence_index":0.0', 1),
+    "exponent": lambda: DATA.replace(b'"sentence_index":0', b'"sentence_index":0e0', 1),
+    "nan": lambda: DATA.replace(b'"sentence_index":0', b'"sentence_index":NaN', 1),
+    "huge_int": lambda: DATA.replace(b'"sentence_index":0', b'"sentence_index":' + b"9" * 30, 1),
+    "duplicate_key": lambda: b'{"budget_decision":null,' + DATA[1:],
+    "missing_field": lambda: _encoded(lambda p: p.pop("explanation")),
+    "missing_nested_field": lambda: _encoded(lambda p: p["outcome"].pop("unit")),
+    "extra_field": lambda: _encoded(_set("created_at", 0)),
+    "extra_nested_field": lambda: _encoded(_set("frame.host", "localhost")),
+    "unknown_enum_value": lambda: _encoded(_set("outcome.path", "sideways")),
+    "unknown_nested_enum": lambda: _encoded(_set("original_assessment.status", "maybe")),
+    "wrong_nested_type": lambda: _encoded(_set("frame", [])),
+    "record_where_tuple": lambda: _encoded(_set("residuals", {})),
+    "string_where_record": lambda: _encoded(_set("outcome", "answered")),
+    "bool_where_int": lambda: _encoded(_set("outcome.value", True)),
+    "int_where_str": lambda: _encoded(_set("outcome.unit", 7)),
+    "union_without_identity": lambda: _encoded(lambda p: p["outcome"].pop("answer_id")),
+    "not_an_object": lambda: b"[]",
+    "empty": lambda: b"",
+    "too_deep": lambda: _deep(40),
+    "truncated": lambda: DATA[:-1],
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_BYTES))
+def test_bad_bytes_are_undecodable(name):
+    """0003, 0007 loading: anything but the canonical bytes of a valid trace is one typed
+    failure, undecodable, never an exception and never a trace."""
+    result = load_sealed_trace(BAD_BYTES[name]())
+    assert type(result) is TraceVerification
+    assert result.trace_id is None
+    (failure,) = result.failures
+    assert (failure.code, failure.stage) == (F.UNDECODABLE, "$")
+
+
+@pytest.mark.parametrize(
+    "change, code, stage",
+    [
+        (_set("trace_id", other_digest(DU.trace_id)), F.TRACE_ID_MISMATCH, "SealedPracticeTrace"),
+        (_set("outcome.value", 8), F.RECORD_MALFORMED, "ProofGatedAnswer"),
+        (_set("outcome.proof_id", "f" * 63), F.RECORD_MALFORMED, "ProofGatedAnswer"),
+        (_set("stage_digests", []), F.RECORD_MALFORMED, "SealedPracticeTrace"),
+    ],
+    ids=["trace_id", "nested_value", "nested_digest", "stage_index"],
+)
+def test_well_formed_bytes_of_a_broken_record_name_the_defect(change, code, stage):
+    """docs/adr/0003 (records validate on construction), trace.py loading: canonical bytes
+    whose records do not validate are one typed failure naming the record type; a changed
+    trace_id is trace_id_mismatch. (0007 still says these load as undecodable.)"""
+    result = load_sealed_trace(_encoded(change))
+    assert type(result) is TraceVerification and result.trace_id is None
+    (failure,) = result.failures
+    assert (failure.code, failure.stage) == (code, stage)
+
+
+@pytest.mark.parametrize("value", ["{}", bytearray(DATA), memoryview(DATA), None, DU])
+def test_non_bytes_are_undecodable(value):
+    """0003: only ``bytes`` are decoded; text, buffers and objects are refused."""
+    result = load_sealed_trace(value)
+    assert type(result) is TraceVerification and result.trace_id is None
+    (failure,) = result.failures
+    assert failure.code in (F.UNDECODABLE, F.RECORD_MALFORMED, F.TRACE_ID_MISMATCH)
+
+
+damaged = st.integers(0, len(DATA) - 1).map(lambda cut: DATA[:cut] + DATA[cut + 1 :])
+
+
+@share(3)
+@given(st.binary(max_size=64) | damaged)
+def test_arbitrary_or_damaged_bytes_never_raise(data):
+    """0007 loading: random bytes, or a stored trace with one byte deleted, never raise. They
+    load as one typed failure (undecodable, or record_malformed / trace_id_mismatch when the
+    bytes still parse), unless the deleted byte was prose (an explanation is not sealed), in
+    which case the trace loads with the same trace_id."""
+    result = load_sealed_trace(data)
+    if type(result) is SealedPracticeTrace:
+        assert result.trace_id == DU.trace_id
+        assert result.to_json(drop_explanations=True) == DU.to_json(drop_explanations=True)
+        return
+    assert type(result) is TraceVerification and result.trace_id is None
+    (failure,) = result.failures
+    assert failure.code in (F.UNDECODABLE, F.RECORD_MALFORMED, F.TRACE_ID_MISMATCH)
