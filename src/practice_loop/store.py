@@ -19,8 +19,8 @@ from .kernel import (
     TraceFailure,
     TraceFailureCode,
     TraceVerification,
-    canonical_json,
     load_sealed_trace,
+    sealed_trace_bytes,
     verify_sealed_trace,
 )
 
@@ -117,7 +117,7 @@ class TraceStore:
     def put_case(self, row: CaseRow, trace: SealedPracticeTrace | None) -> None:
         """Store a case and its trace atomically; a trace id already stored must hold the
         same bytes (content addressing), else nothing is written."""
-        body = canonical_json(trace.to_json()) if trace is not None else None
+        body = sealed_trace_bytes(trace) if trace is not None else None
         with self._transaction() as db:
             if trace is not None:
                 existing = db.execute(

@@ -133,6 +133,7 @@ EXPECTED_KERNEL_EXPORTS = {
     "TraceVerification",
     "load_sealed_trace",
     "seal_practice_trace",
+    "sealed_trace_bytes",
     "verify_sealed_trace",
     # loop
     "practice_case",

@@ -132,6 +132,7 @@ from .trace import (
     TraceVerification,
     load_sealed_trace,
     seal_practice_trace,
+    sealed_trace_bytes,
     verify_sealed_trace,
 )
 
@@ -260,6 +261,7 @@ __all__ = [
     "TraceVerification",
     "load_sealed_trace",
     "seal_practice_trace",
+    "sealed_trace_bytes",
     "verify_sealed_trace",
     # loop
     "practice_case",

@@ -139,7 +139,9 @@ def check_canonical(payload: object) -> None:
         raise CanonicalizationError(reason, where)
 
 
-def _dump(payload: object) -> bytes:
+def dump_checked(payload: object) -> bytes:
+    """``canonical_json`` without the profile walk, for payloads built from records whose
+    fields already passed their checks (each at least as strict as the profile)."""
     return json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode(
         "utf-8"
     )
@@ -148,7 +150,7 @@ def _dump(payload: object) -> bytes:
 def canonical_json(payload: object) -> bytes:
     """The one function that makes canonical bytes (ADR-0228 §10)."""
     check_canonical(payload)
-    return _dump(payload)
+    return dump_checked(payload)
 
 
 def sha256_digest(payload: object) -> str:
@@ -526,7 +528,7 @@ class Record:
         ``_cross_check``: every field check is at least as strict as the hashable profile
         (exact types, safe ints, no lone surrogates, bounded nesting), so the profile walk
         is not repeated. ``tests/cover/test_identity.py`` samples the claim."""
-        return hashlib.sha256(_dump(self.identity_payload())).hexdigest()
+        return hashlib.sha256(dump_checked(self.identity_payload())).hexdigest()
 
     @classmethod
     def sealed(cls, **fields: Any) -> Any:

@@ -28,6 +28,7 @@ from .identity import (
     code,
     decode_canonical,
     digest,
+    dump_checked,
     exactly,
     inspect_record,
     nested,
@@ -460,6 +461,19 @@ def verify_sealed_trace(trace: SealedPracticeTrace) -> TraceVerification:
 
 # --------------------------------------------------------------------------------------------
 # Loading
+
+
+def sealed_trace_bytes(trace: SealedPracticeTrace) -> bytes:
+    """The canonical bytes a store keeps for a trace (every field, prose included).
+
+    Only a trace that inspects clean is encoded; its fields already passed checks at least as
+    strict as the hashable profile, so the profile walk is not repeated (docs/adr/0003).
+    Raises ``RecordError`` for anything else.
+    """
+    found = inspect_record(trace, SealedPracticeTrace)
+    if found is not None:
+        raise RecordError(found)
+    return dump_checked(trace.to_json())
 
 
 def load_sealed_trace(data: bytes) -> SealedPracticeTrace | TraceVerification:
