@@ -3,11 +3,11 @@
 Families, one module each: ``primitives`` (digests, versions, hostile text, spans),
 ``frames`` (problem frames with knobs), ``chains`` (whole valid chains, a recipe per gate
 reason), ``tampering`` (records construction would refuse), ``budgets`` (example counts for
-parametrized properties) and ``oracle`` (every identity
-recomputed from the ADR field lists without the kernel's hashing helpers).
+parametrized properties), ``vocabulary`` (closed name sets the ADRs fix) and ``oracle``
+(every identity recomputed from the ADR field lists without the kernel's hashing helpers).
 """
 
-from . import oracle
+from . import oracle, vocabulary
 from .budgets import share
 from .chains import FRAME_RECIPES, Chain, build_chain, chains, eligible_chains, run_outcome
 from .frames import ALL_ROLES, problem_frames
@@ -56,4 +56,5 @@ __all__ = [
     "tampered",
     "texts_with_lone_surrogate",
     "versions",
+    "vocabulary",
 ]

@@ -77,39 +77,11 @@ from practice_strategies import (
     share,
     tampered,
 )
+from practice_strategies.vocabulary import FORBIDDEN_OUTPUT_FIELDS
 
 R = OperatorRefusalReason
 RECIPE = FRAME_RECIPES[GateReason.ELIGIBLE_MISSING_ROLE]
 ROW = CANDIDATE_OPERATOR_SET.operators[0]
-
-# ADR-0231 §8.4: no candidate-operator output may carry any of these.
-FORBIDDEN_OUTPUT_FIELDS = frozenset(
-    {
-        "answer",
-        "final_answer",
-        "served_output",
-        "proof",
-        "verdict",
-        "promotion",
-        "mutation",
-        "teaching_update",
-        "pack_update",
-        "policy_update",
-        "identity_update",
-        "workbench_state",
-        "runtime_effect",
-        "confidence",
-        "score",
-        "rank",
-        "priority",
-        "selected",
-        "selected_candidate",
-        "best",
-        "best_candidate",
-        "serving_allowed",
-        "runnable",
-    }
-)
 
 
 # ------------------------------------------------------------------------------------------

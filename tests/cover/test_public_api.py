@@ -7,6 +7,7 @@ import enum
 
 import practice_loop
 import practice_loop.kernel as kernel
+from practice_strategies.vocabulary import FORBIDDEN_RUN_FIELDS
 
 EXPECTED_KERNEL_EXPORTS = {
     # identity
@@ -141,32 +142,7 @@ EXPECTED_KERNEL_EXPORTS = {
 }
 
 # ADR-0228 §1, §7 and §17.11; ADR-0231 §8.4; ADR-0227 §3.
-FORBIDDEN_FIELD_NAMES = {
-    "answer",
-    "final_answer",
-    "served_output",
-    "proof",
-    "verdict",
-    "promotion",
-    "mutation",
-    "teaching_update",
-    "pack_update",
-    "policy_update",
-    "identity_update",
-    "workbench_state",
-    "runtime_effect",
-    "confidence",
-    "score",
-    "rank",
-    "priority",
-    "selected",
-    "selected_candidate",
-    "best",
-    "best_candidate",
-    "serving_allowed",
-    "runnable",
-    "truth",
-}
+FORBIDDEN_FIELD_NAMES = FORBIDDEN_RUN_FIELDS
 
 # Records downstream of the assessment: none may carry an answer or authority field.
 # ProofRecord is the organ's own proof stage and is checked separately below.
