@@ -585,8 +585,8 @@ def inspect_record(value: object, record_type: type) -> RecordDefect | None:
 # it is itself still trusted: ``object.__setattr__`` on any record, at any depth, replaces a
 # field object and ends the trust. Entries hold strong references (so an id cannot be reused
 # while remembered); the memo is bounded and simply emptied when full. It changes no result.
-_MEMO_LIMIT = 1 << 15
-_VALIDATED: dict[int, tuple[Record, tuple[object, ...], tuple[object, ...]]] = {}
+_MEMO_LIMIT = 1 << 13
+_VALIDATED: dict[int, tuple[Record, tuple[object, ...], tuple[tuple[Any, str, object], ...]]] = {}
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 
 
@@ -598,10 +598,28 @@ def _field_names(record_type: type) -> tuple[str, ...]:
     return names
 
 
-def _holds_record(value: object) -> bool:
+def _nested_records(value: object) -> list[Record]:
     if isinstance(value, Record):
-        return True
-    return type(value) is tuple and any(_holds_record(item) for item in value)
+        return [value]
+    if type(value) is tuple:
+        return [record for item in value for record in _nested_records(item)]
+    return []
+
+
+def _watch_list(record: Record, fields: tuple[object, ...]) -> tuple[tuple[Any, str, object], ...]:
+    """Every (record, field name, field object) in ``record``'s tree, flattened: the objects
+    that must all still be in place for the record to be trusted without a recheck."""
+    names = _field_names(type(record))
+    watch = [(record, name, value) for name, value in zip(names, fields, strict=True)]
+    for value in fields:
+        for nested in _nested_records(value):
+            entry = _VALIDATED.get(id(nested))
+            if entry is not None and entry[0] is nested:
+                watch.extend(entry[2])
+            else:
+                nested_fields = tuple(getattr(nested, name) for name in _field_names(type(nested)))
+                watch.extend(_watch_list(nested, nested_fields))
+    return tuple(watch)
 
 
 def _remember_valid(record: Record) -> None:
@@ -609,9 +627,7 @@ def _remember_valid(record: Record) -> None:
         _VALIDATED.clear()
         _REMEMBERED.clear()
     fields = tuple(getattr(record, name) for name in _field_names(type(record)))
-    # Only fields that hold records need a deeper look later; the rest are immutable values.
-    nested_fields = tuple(value for value in fields if _holds_record(value))
-    _VALIDATED[id(record)] = (record, fields, nested_fields)
+    _VALIDATED[id(record)] = (record, fields, _watch_list(record, fields))
 
 
 _ABSENT = object()
@@ -621,18 +637,14 @@ def _still_valid(record: object) -> bool:
     entry = _VALIDATED.get(id(record))
     if entry is None or entry[0] is not record:
         return False
-    for name, seen in zip(_field_names(type(record)), entry[1], strict=True):
-        if getattr(record, name, _ABSENT) is not seen:
+    for holder, name, seen in entry[2]:
+        if getattr(holder, name, _ABSENT) is not seen:
             return False
-    return all(_contents_still_valid(value) for value in entry[2])
+    return True
 
 
 def _contents_still_valid(value: object) -> bool:
-    if isinstance(value, Record):
-        return _still_valid(value)
-    if type(value) is tuple:
-        return all(_contents_still_valid(item) for item in value)
-    return True
+    return all(_still_valid(record) for record in _nested_records(value))
 
 
 _REMEMBERED: dict[tuple[int, str], tuple[Record, tuple[object, ...], object]] = {}
