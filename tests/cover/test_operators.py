@@ -242,30 +242,7 @@ def _bytes(record: Any) -> bytes:
 # §18.1-2: exports, the one-row operator set and its identity
 
 
-OPERATOR_EXPORTS = (
-    "CANDIDATE_OPERATOR_POLICY_VERSION",
-    "CANDIDATE_OPERATOR_SET",
-    "CANDIDATE_OPERATOR_SET_ID",
-    "MISSING_ROLE_CANDIDATE_POLICY",
-    "CandidateOperatorInput",
-    "CandidateOperatorOutcome",
-    "CandidateOperatorPolicy",
-    "CandidateOperatorRefusal",
-    "CandidateOperatorResult",
-    "CandidateReconstruction",
-    "OperatorRefusalReason",
-    "RoleBindingDelta",
-    "candidate_operator_input",
-    "propose_candidate",
-)
-
-
-def test_operator_names_are_exported():
-    """ADR-0231 §18.1: the operator's public names are exported by the kernel façade (the
-    exact export set is tests/cover/test_public_api.py)."""
-    for name in OPERATOR_EXPORTS:
-        assert name in kernel.__all__, name
-        assert hasattr(kernel, name), name
+# §18.1 (exact exports) is pinned once, for the whole façade, in test_public_api.py.
 
 
 def test_operator_set_is_exactly_the_one_authorized_row():
