@@ -218,7 +218,7 @@ class ComputeBudgetDecision(Record):
             return "status", Defect.INCONSISTENT_FIELDS
         return None
 
-    def identity_payload(self) -> dict[str, Any]:
+    def _identity_fields(self, lean: dict[str, Any]) -> dict[str, Any]:
         # ADR-0227 §7: exactly these fields; explanation and max_wallclock_ms are excluded.
         return {
             "policy_version": self.policy_version,

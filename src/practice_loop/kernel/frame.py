@@ -23,7 +23,6 @@ from .identity import (
     non_negative_int,
     optional,
     remembered,
-    sha256_digest,
     span_check,
     span_in_source,
     spans_check,
@@ -243,4 +242,4 @@ class ProblemFrame(Record):
 
 def problem_frame_digest(frame: ProblemFrame) -> str:
     """The frame's identity: every field, spans in order, duplicates kept (ADR-0228 §6)."""
-    return remembered(frame, "digest", lambda: sha256_digest(frame.to_json(drop_explanations=True)))
+    return remembered(frame, "digest", lambda: frame.content_digest(drop_explanations=True))

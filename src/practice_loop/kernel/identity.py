@@ -452,13 +452,74 @@ def nested(record_type: type) -> FieldCheck:
 
 
 def encode_value(value: object, *, drop_explanations: bool) -> object:
-    """A record value in JSON form: enums by value, tuples as lists, records as objects."""
+    """A record value in JSON form: enums by value, tuples as lists, records as objects.
+    The result is the caller's own: nothing in it is shared with a cache."""
     if isinstance(value, Record):
         return value.to_json(drop_explanations=drop_explanations)
     if isinstance(value, enum.Enum):
         return value.value
     if type(value) is tuple or type(value) is list:
         return [encode_value(item, drop_explanations=drop_explanations) for item in value]
+    return value
+
+
+def _shared_value(value: object) -> tuple[object, object]:
+    # ``encode_value`` for the remembered JSON forms below, both forms at once (with and
+    # without prose); a nested record contributes its own forms, shared rather than rebuilt.
+    if type(value) in _PLAIN:
+        return value, value
+    if isinstance(value, Record):
+        return _forms(value)
+    if isinstance(value, enum.Enum):
+        return value.value, value.value
+    if type(value) is tuple or type(value) is list:
+        pairs = [_shared_value(item) for item in value]
+        full = [pair[0] for pair in pairs]
+        if all(pair[0] is pair[1] for pair in pairs):
+            return full, full
+        return full, [pair[1] for pair in pairs]
+    return value, value
+
+
+_PLAIN = frozenset({str, int, bool, type(None)})
+
+
+def _forms(record: Record) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The record's JSON form with prose and without, sharing every part that holds none:
+    read, never mutated (``to_json`` hands out copies). Remembered while the memo trusts the
+    record (docs/adr/0003)."""
+    return remembered(record, _FORMS_KEY, lambda: _fields_forms(record))  # type: ignore[no-any-return]
+
+
+_FORMS_KEY = "json_forms"
+
+
+def _identity_digest(record: Record, forms: tuple[dict[str, Any], dict[str, Any]]) -> str:
+    """SHA-256 of the identity payload of a record whose fields passed their checks, each at
+    least as strict as the hashable profile, so the profile walk is not repeated."""
+    payload = record._identity_fields(dict(forms[1]))
+    return hashlib.sha256(dump_checked(payload)).hexdigest()
+
+
+def _fields_forms(record: Record) -> tuple[dict[str, Any], dict[str, Any]]:
+    full: dict[str, Any] = {}
+    lean: dict[str, Any] = {}
+    shared = True
+    for name in _field_names(type(record)):
+        full[name], lean_value = _shared_value(getattr(record, name))
+        if name == "explanation":
+            shared = False
+        else:
+            lean[name] = lean_value
+            shared = shared and lean_value is full[name]
+    return full, (full if shared else lean)
+
+
+def _copied(value: object) -> object:
+    if type(value) is dict:
+        return {key: _copied(item) for key, item in value.items()}
+    if type(value) is list:
+        return [_copied(item) for item in value]
     return value
 
 
@@ -477,11 +538,18 @@ class Record:
     ID_FIELD: ClassVar[str | None] = None
     SELF_SEALED: ClassVar[bool] = True
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # ``dataclass(slots=True)`` builds a second class with the slots; guard that one.
+        if cls.__dict__.get("__slots__") and "__dataclass_fields__" in cls.__dict__:
+            _guard_fields(cls)
+
     def __post_init__(self) -> None:
+        generation = _memo_generation()
         found = self.find_defect()
         if found is not None:
             raise RecordError(found)
-        _remember_valid(self)
+        _remember_valid(self, generation)
 
     def find_defect(self, *, check_identity: bool = True) -> RecordDefect | None:
         name = type(self).__name__
@@ -503,22 +571,34 @@ class Record:
 
     def to_json(self, *, drop_explanations: bool = False) -> dict[str, Any]:
         """Every field in JSON form; with ``drop_explanations`` prose leaves at every depth."""
-        return {
-            name: encode_value(getattr(self, name), drop_explanations=drop_explanations)
-            for name in _field_names(type(self))
-            if not (drop_explanations and name == "explanation")
-        }
+        return _copied(_forms(self)[drop_explanations])  # type: ignore[return-value]
 
     def identity_payload(self) -> dict[str, Any]:
         """What the record's own identity hashes: every field but prose, its id blanked
         (a self-seal, docs/adr/0003) or, where ``SELF_SEALED`` is false, left out."""
-        payload = self.to_json(drop_explanations=True)
+        return _copied(self._identity_fields(dict(_forms(self)[1])))  # type: ignore[return-value]
+
+    def _identity_fields(self, lean: dict[str, Any]) -> dict[str, Any]:
+        # The one place a record kind changes what its identity hashes. ``lean`` is the
+        # record's form without prose, a top-level dict the caller owns (nested parts are
+        # shared and never mutated).
         if self.ID_FIELD is not None:
             if self.SELF_SEALED:
-                payload[self.ID_FIELD] = ""
+                lean[self.ID_FIELD] = ""
             else:
-                del payload[self.ID_FIELD]
-        return payload
+                del lean[self.ID_FIELD]
+        return lean
+
+    def canonical_bytes(self, *, drop_explanations: bool = False) -> bytes:
+        """The canonical JSON of ``to_json(drop_explanations=...)``. A record the validation
+        memo trusts skips the profile walk, its field checks being at least as strict; any
+        other goes through ``canonical_json``, which refuses what is outside the profile."""
+        form = _forms(self)[drop_explanations]
+        return dump_checked(form) if _is_trusted(self) else canonical_json(form)
+
+    def content_digest(self, *, drop_explanations: bool = False) -> str:
+        """SHA-256 of ``canonical_bytes``: the identity of a record that has no id field."""
+        return hashlib.sha256(self.canonical_bytes(drop_explanations=drop_explanations)).hexdigest()
 
     def compute_id(self) -> str:
         return sha256_digest(self.identity_payload())
@@ -528,7 +608,7 @@ class Record:
         ``_cross_check``: every field check is at least as strict as the hashable profile
         (exact types, safe ints, no lone surrogates, bounded nesting), so the profile walk
         is not repeated. ``tests/cover/test_identity.py`` samples the claim."""
-        return hashlib.sha256(dump_checked(self.identity_payload())).hexdigest()
+        return _identity_digest(self, _forms(self))
 
     @classmethod
     def sealed(cls, **fields: Any) -> Any:
@@ -539,27 +619,28 @@ class Record:
         """
         assert cls.ID_FIELD is not None
         record = object.__new__(cls)
-        for field in dataclasses.fields(cls):  # type: ignore[arg-type]
-            if field.name in fields:
-                value = fields.pop(field.name)
-            elif field.default is not dataclasses.MISSING:
-                value = field.default
-            elif field.name == cls.ID_FIELD:
+        for name, default in _field_defaults(cls):
+            if name in fields:
+                value = fields.pop(name)
+            elif default is not dataclasses.MISSING:
+                value = default
+            elif name == cls.ID_FIELD:
                 value = "0" * DIGEST_LENGTH
             else:
-                raise TypeError(f"{cls.__name__}.sealed() needs {field.name}")
-            object.__setattr__(record, field.name, value)
+                raise TypeError(f"{cls.__name__}.sealed() needs {name}")
+            object.__setattr__(record, name, value)
         if fields:
             raise TypeError(f"{cls.__name__}.sealed() got unknown fields {sorted(fields)}")
+        generation = _memo_generation()
         found = record.find_defect(check_identity=False)
-        if found is None:
-            try:
-                object.__setattr__(record, cls.ID_FIELD, record._checked_id())
-            except CanonicalizationError:
-                found = RecordDefect(cls.__name__, "$", Defect.NOT_CANONICAL)
         if found is not None:
             raise RecordError(found)
-        _remember_valid(record)
+        # The forms built to hash the record are kept for it, the id written into them.
+        forms = _fields_forms(record)
+        identity = _identity_digest(record, forms)
+        object.__setattr__(record, cls.ID_FIELD, identity)
+        forms[0][cls.ID_FIELD] = forms[1][cls.ID_FIELD] = identity
+        _remember_valid(record, generation, forms)
         return record
 
 
@@ -567,26 +648,41 @@ def inspect_record(value: object, record_type: type) -> RecordDefect | None:
     """The first defect of ``value`` as a ``record_type``, or ``None`` when it is well formed."""
     if type(value) is not record_type:
         return RecordDefect(record_type.__name__, "$", Defect.WRONG_RECORD_TYPE)
-    if _still_valid(value):
+    if _is_trusted(value):
         return None
+    generation = _memo_generation()
     try:
         found = value.find_defect()  # type: ignore[attr-defined]
     except AttributeError:  # a slot emptied by tampering
         return RecordDefect(record_type.__name__, "$", Defect.WRONG_TYPE)
     if found is None:
-        _remember_valid(value)  # type: ignore[arg-type]
+        _remember_valid(value, generation)  # type: ignore[arg-type]
     return found
+
+
+def checked_canonical_bytes(value: object, record_type: type) -> bytes:
+    """The canonical bytes of ``value`` (every field, prose included) once it inspects clean
+    as a ``record_type``; raises ``RecordError`` otherwise."""
+    found = inspect_record(value, record_type)
+    if found is not None:
+        raise RecordError(found)
+    return dump_checked(_forms(value)[0])  # type: ignore[arg-type]
 
 
 # Validation memo (docs/adr/0003, "Validation memo"). Every stage re-inspects what it is
 # given, so the same record is validated many times along one case; validating means hashing.
-# A record that passed is remembered together with the exact objects its fields held. It is
-# trusted again only while each field still holds that very object and every record nested in
-# it is itself still trusted: ``object.__setattr__`` on any record, at any depth, replaces a
-# field object and ends the trust. Entries hold strong references (so an id cannot be reused
-# while remembered); the memo is bounded and simply emptied when full. It changes no result.
+# A record that passed is remembered, and trusted while it stays remembered. Records are
+# frozen, and every field of every record is guarded (``_guard_fields``): writing over a field
+# of a remembered record, the way ``object.__setattr__`` tampers, or deleting one, forgets
+# everything remembered. The memo only ever remembers a record whose nested records are all
+# remembered too (``_remember_valid`` refuses one whose validation saw the memo emptied), so
+# trusting a record trusts everything in it. Entries hold strong references, so an id cannot
+# be reused while remembered; the memo is bounded and simply emptied when full. It changes no
+# result, only how often a result is computed.
 _MEMO_LIMIT = 1 << 13
-_VALIDATED: dict[int, tuple[Record, tuple[object, ...], tuple[tuple[Any, str, object], ...]]] = {}
+_VALIDATED: dict[int, Record] = {}
+_REMEMBERED: dict[tuple[int, str], object] = {}
+_GENERATION = [0]
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 
 
@@ -598,81 +694,84 @@ def _field_names(record_type: type) -> tuple[str, ...]:
     return names
 
 
-def _nested_records(value: object) -> list[Record]:
-    if isinstance(value, Record):
-        return [value]
-    if type(value) is tuple:
-        return [record for item in value for record in _nested_records(item)]
-    return []
+_FIELD_DEFAULTS: dict[type, tuple[tuple[str, object], ...]] = {}
 
 
-def _watch_list(record: Record, fields: tuple[object, ...]) -> tuple[tuple[Any, str, object], ...]:
-    """Every (record, field name, field object) in ``record``'s tree, flattened: the objects
-    that must all still be in place for the record to be trusted without a recheck."""
-    names = _field_names(type(record))
-    watch = [(record, name, value) for name, value in zip(names, fields, strict=True)]
-    for value in fields:
-        for nested in _nested_records(value):
-            entry = _VALIDATED.get(id(nested))
-            if entry is not None and entry[0] is nested:
-                watch.extend(entry[2])
-            else:
-                nested_fields = tuple(getattr(nested, name) for name in _field_names(type(nested)))
-                watch.extend(_watch_list(nested, nested_fields))
-    return tuple(watch)
+def _field_defaults(record_type: type) -> tuple[tuple[str, object], ...]:
+    found = _FIELD_DEFAULTS.get(record_type)
+    if found is None:
+        fields = dataclasses.fields(record_type)  # type: ignore[arg-type]
+        found = tuple((field.name, field.default) for field in fields)
+        _FIELD_DEFAULTS[record_type] = found
+    return found
 
 
-def _remember_valid(record: Record) -> None:
+def _memo_generation() -> int:
+    return _GENERATION[0]
+
+
+def _forget_everything() -> None:
+    _VALIDATED.clear()
+    _REMEMBERED.clear()
+    _GENERATION[0] += 1
+
+
+def _is_trusted(record: object) -> bool:
+    return _VALIDATED.get(id(record)) is record
+
+
+def _remember_valid(record: Record, generation: int, forms: object = None) -> None:
+    """Remember a record that just passed validation, begun at ``generation`` (and its JSON
+    forms, when they were built on the way). If the memo was emptied meanwhile, a record
+    nested in it may have been forgotten (and could then change unseen), so the record is
+    not remembered either."""
+    if generation != _GENERATION[0]:
+        return
     if len(_VALIDATED) >= _MEMO_LIMIT:
-        _VALIDATED.clear()
-        _REMEMBERED.clear()
-    fields = tuple(getattr(record, name) for name in _field_names(type(record)))
-    _VALIDATED[id(record)] = (record, fields, _watch_list(record, fields))
-
-
-_ABSENT = object()
-
-
-def _still_valid(record: object) -> bool:
-    entry = _VALIDATED.get(id(record))
-    if entry is None or entry[0] is not record:
-        return False
-    for holder, name, seen in entry[2]:
-        if getattr(holder, name, _ABSENT) is not seen:
-            return False
-    return True
-
-
-def _contents_still_valid(value: object) -> bool:
-    return all(_still_valid(record) for record in _nested_records(value))
-
-
-_REMEMBERED: dict[tuple[int, str], tuple[Record, tuple[object, ...], object]] = {}
+        _forget_everything()
+        return
+    _VALIDATED[id(record)] = record
+    if forms is not None:
+        _REMEMBERED[(id(record), _FORMS_KEY)] = forms
 
 
 def remembered(record: Record, key: str, compute: Callable[[], Any]) -> Any:
-    """``compute()``, a pure function of ``record``, remembered under ``key`` while the
-    validation memo still trusts the record exactly as it was when the result was computed.
-    The result is the same as computing it again; it is only computed once."""
-    entry = _REMEMBERED.get((id(record), key))
-    validated = _VALIDATED.get(id(record))
-    # Trusted only if the record was not re-validated since (a new snapshot means its fields
-    # changed in place and passed again), nothing in it changed, and the result itself, which
-    # others may hold, was not altered either.
-    if (
-        entry is not None
-        and validated is not None
-        and entry[0] is record
-        and entry[1] is validated[1]
-        and _still_valid(record)
-        and _contents_still_valid(entry[2])
-    ):
-        return entry[2]
+    """``compute()``, a pure function of ``record``, remembered under ``key`` while the memo
+    trusts the record. Kept only if nothing was forgotten while it was computed, so a record
+    in the result is itself remembered and guarded. The same as computing it again."""
+    if _VALIDATED.get(id(record)) is not record:
+        return compute()
+    found = _REMEMBERED.get((id(record), key), _NOT_REMEMBERED)
+    if found is not _NOT_REMEMBERED:
+        return found
+    generation = _GENERATION[0]
     value = compute()
-    validated = _VALIDATED.get(id(record))
-    if validated is not None and _still_valid(record):
-        _REMEMBERED[(id(record), key)] = (record, validated[1], value)
+    if generation == _GENERATION[0]:
+        _REMEMBERED[(id(record), key)] = value
     return value
+
+
+_NOT_REMEMBERED = object()
+
+
+def _guard_fields(record_type: type) -> None:
+    """Replace each slot of ``record_type`` by a property that reads it unchanged and, on a
+    write over a remembered record or a deletion from one, forgets everything first. Writes
+    into a new record (construction) cost one lookup."""
+    for name in _field_names(record_type):
+        slot = record_type.__dict__[name]
+
+        def write(record: Record, value: object, put: Any = slot.__set__) -> None:
+            if _VALIDATED.get(id(record)) is record:
+                _forget_everything()
+            put(record, value)
+
+        def delete(record: Record, remove: Any = slot.__delete__) -> None:
+            if _VALIDATED.get(id(record)) is record:
+                _forget_everything()
+            remove(record)
+
+        setattr(record_type, name, property(slot.__get__, write, delete))
 
 
 # --------------------------------------------------------------------------------------------

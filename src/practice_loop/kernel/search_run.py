@@ -41,7 +41,6 @@ from .identity import (
     optional,
     positive_int,
     remembered,
-    sha256_digest,
     spans_check,
     text,
     tuple_of,
@@ -389,9 +388,7 @@ class OperatorSetManifest(Record):
 
 def operator_set_id(manifest: OperatorSetManifest) -> str:
     """ADR-0228 §10: the digest of the ordered manifest and its version."""
-    return remembered(
-        manifest, "digest", lambda: sha256_digest(manifest.to_json(drop_explanations=True))
-    )
+    return remembered(manifest, "digest", lambda: manifest.content_digest(drop_explanations=True))
 
 
 EMPTY_OPERATOR_SET = OperatorSetManifest(EMPTY_OPERATOR_SET_VERSION, ())
@@ -434,7 +431,7 @@ class GeometricSearchInput(Record):
     )
 
     def input_digest(self) -> str:
-        return remembered(self, "digest", lambda: sha256_digest(self.to_json()))
+        return remembered(self, "digest", lambda: self.content_digest())
 
 
 def search_input_for(
@@ -658,8 +655,8 @@ class GeometricSearchRun(Record):
             return CandidateReplayStatus.REPLAY_CLOSED in statuses
         return statuses == {CandidateReplayStatus.REPLAY_REFUSED}
 
-    def identity_payload(self) -> dict[str, Any]:
-        payload = Record.identity_payload(self)
+    def _identity_fields(self, lean: dict[str, Any]) -> dict[str, Any]:
+        payload = Record._identity_fields(self, lean)
         if self.run_policy_version == GEOMETRIC_SEARCH_RUN_POLICY_VERSION:
             del payload["opened_run_id"]
         return payload

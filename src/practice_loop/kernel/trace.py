@@ -24,11 +24,10 @@ from .identity import (
     FieldCheck,
     Record,
     RecordError,
-    canonical_json,
+    checked_canonical_bytes,
     code,
     decode_canonical,
     digest,
-    dump_checked,
     exactly,
     inspect_record,
     nested,
@@ -470,10 +469,7 @@ def sealed_trace_bytes(trace: SealedPracticeTrace) -> bytes:
     strict as the hashable profile, so the profile walk is not repeated (docs/adr/0003).
     Raises ``RecordError`` for anything else.
     """
-    found = inspect_record(trace, SealedPracticeTrace)
-    if found is not None:
-        raise RecordError(found)
-    return dump_checked(trace.to_json())
+    return checked_canonical_bytes(trace, SealedPracticeTrace)
 
 
 def load_sealed_trace(data: bytes) -> SealedPracticeTrace | TraceVerification:
@@ -495,7 +491,7 @@ def load_sealed_trace(data: bytes) -> SealedPracticeTrace | TraceVerification:
     except (CanonicalizationError, TypeError, ValueError) as error:
         failure = TraceFailure(TraceFailureCode.UNDECODABLE, "$", str(error)[:200])
         return TraceVerification(None, (failure,))
-    if canonical_json(trace.to_json()) != data:
+    if trace.canonical_bytes() != data:
         failure = TraceFailure(TraceFailureCode.UNDECODABLE, "$", "re-encoding differs")
         return TraceVerification(None, (failure,))
     return trace
