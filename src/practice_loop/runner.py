@@ -137,6 +137,18 @@ def run_lines(
     progress: Callable[[RunSummary], None] | None = None,
 ) -> RunSummary:
     summary = RunSummary()
+    with store.batch():
+        _run_lines(lines, source, store, progress, summary)
+    return summary
+
+
+def _run_lines(
+    lines: Iterable[bytes],
+    source: str,
+    store: TraceStore,
+    progress: Callable[[RunSummary], None] | None,
+    summary: RunSummary,
+) -> None:
     for line_number, raw in enumerate(lines, start=1):
         record, problem = _parse_line(raw)
         if record is None:
@@ -150,7 +162,6 @@ def run_lines(
         _count(summary, row)
         if progress is not None:
             progress(summary)
-    return summary
 
 
 def is_wrong(row: CaseRow) -> bool:

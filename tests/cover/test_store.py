@@ -110,3 +110,47 @@ def test_several_processes_write_one_store(tmp_path):
     )
     assert result.returncode == 0, result.stdout
     assert "0 failed, 0 missing" in result.stdout
+
+
+def test_batch_keeps_the_cases_before_a_failed_one_and_nothing_of_it(tmp_path):
+    """Inside ``batch()`` each case has its own savepoint: a conflicting case writes nothing,
+    the cases before and after it are committed when the batch ends."""
+    path = tmp_path / "s.sqlite"
+    trace = TRACES[1]
+    with TraceStore(path) as store:
+        store.put_case(_row("stored", trace), trace)
+    _rewrite(path, trace.trace_id, b"{}")
+    with TraceStore(path) as store, store.batch():
+        store.put_case(_row("before", TRACES[0]), TRACES[0])
+        with pytest.raises(StoreError):
+            store.put_case(_row("conflict", trace), trace)
+        store.put_case(_row("after", None), None)
+    with TraceStore(path) as store:
+        assert sorted(row.case_id for row in store.cases()) == ["after", "before", "stored"]
+        assert store.read_trace(TRACES[0].trace_id) == TRACES[0]
+
+
+def test_batch_commits_completed_cases_when_interrupted(tmp_path):
+    """Ctrl-C (or any exception) inside a batch: every completed case is kept."""
+    path = tmp_path / "s.sqlite"
+    with pytest.raises(KeyboardInterrupt), TraceStore(path) as store, store.batch():
+        store.put_case(_row("done", TRACES[0]), TRACES[0])
+        raise KeyboardInterrupt
+    with TraceStore(path) as store:
+        assert [row.case_id for row in store.cases()] == ["done"]
+
+
+def test_batch_commits_every_batch_cases_and_is_not_reentrant(tmp_path, monkeypatch):
+    """Another connection sees a full batch once it is committed, before the batch ends."""
+    import practice_loop.store as store_module
+
+    monkeypatch.setattr(store_module, "BATCH_CASES", 2)
+    path = tmp_path / "s.sqlite"
+    with TraceStore(path) as store, store.batch():
+        with pytest.raises(StoreError), store.batch():
+            pass
+        for index in range(3):
+            store.put_case(_row(f"c{index}", None), None)
+        with sqlite3.connect(path) as other:
+            (seen,) = other.execute("SELECT count(*) FROM cases").fetchone()
+        assert seen == 2
