@@ -656,3 +656,48 @@ def test_stage_refusal_with_wrong_id_is_refused() -> None:
     assert caught.value.found == RecordDefect(
         "StageRefusal", "refusal_id", Defect.IDENTITY_MISMATCH
     )
+
+
+def _records_in(value: object) -> list:
+    from practice_loop.kernel.identity import Record
+
+    found, pending = [], [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, Record):
+            found.append(item)
+            pending.extend(getattr(item, name) for name in item.__dataclass_fields__)
+        elif type(item) is tuple:
+            pending.extend(item)
+    return found
+
+
+def _frames_of_every_kind():
+    from practice_strategies import chains
+
+    from practice_loop.reader import ReaderRefusal, read_question
+
+    read = (
+        st.text(alphabet=st.sampled_from("Tom has 5 apples.é\u0301\U0001f600\x00\"\\\n "))
+        .map(lambda text: read_question(f"Tom has 5 apples. {text} How many apples?"))
+        .filter(lambda frame: type(frame) is not ReaderRefusal)
+    )
+    return st.one_of(chains().map(lambda chain: chain.frame), read)
+
+
+@given(_frames_of_every_kind())
+def test_bytes_built_from_parts_equal_the_encoder(frame):
+    """docs/adr/0003: every record's remembered canonical bytes, built field by field from
+    its nested records' bytes, are exactly ``canonical_json`` of its JSON form, with prose and
+    without; and its identity hashes exactly ``canonical_json(identity_payload())``."""
+    from practice_loop.kernel import practice_case
+
+    trace = practice_case(frame)
+    for record in _records_in(trace):
+        assert record.canonical_bytes() == canonical_json(record.to_json())
+        assert record.canonical_bytes(drop_explanations=True) == canonical_json(
+            record.to_json(drop_explanations=True)
+        )
+        if type(record).ID_FIELD is not None:
+            expected = hashlib.sha256(canonical_json(record.identity_payload())).hexdigest()
+            assert getattr(record, type(record).ID_FIELD) == expected == record.compute_id()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from .gate import SearchGateDecision, SearchGateStatus
 from .identity import (
@@ -218,21 +218,12 @@ class ComputeBudgetDecision(Record):
             return "status", Defect.INCONSISTENT_FIELDS
         return None
 
-    def _identity_fields(self, lean: dict[str, Any]) -> dict[str, Any]:
-        # ADR-0227 §7: exactly these fields; explanation and max_wallclock_ms are excluded.
-        return {
-            "policy_version": self.policy_version,
-            "gate_decision_id": self.gate_decision_id,
-            "gate_policy_version": self.gate_policy_version,
-            "gate_input_digest": self.gate_input_digest,
-            "status": self.status.value,
-            "reason_code": self.reason_code,
-            "max_candidates": self.max_candidates,
-            "max_depth": self.max_depth,
-            "max_steps": self.max_steps,
-            "max_parallelism": self.max_parallelism,
-            "evidence_spans": [span.to_json() for span in self.evidence_spans],
-        }
+    # ADR-0227 §7: the identity hashes exactly eleven fields; budget_id itself, explanation
+    # and max_wallclock_ms are left out.
+    SELF_SEALED: ClassVar = False
+
+    def _identity_excluded(self) -> frozenset[str]:
+        return frozenset({"max_wallclock_ms"})
 
 
 def _decision(

@@ -494,13 +494,6 @@ def _forms(record: Record) -> tuple[dict[str, Any], dict[str, Any]]:
 _FORMS_KEY = "json_forms"
 
 
-def _identity_digest(record: Record, forms: tuple[dict[str, Any], dict[str, Any]]) -> str:
-    """SHA-256 of the identity payload of a record whose fields passed their checks, each at
-    least as strict as the hashable profile, so the profile walk is not repeated."""
-    payload = record._identity_fields(dict(forms[1]))
-    return hashlib.sha256(dump_checked(payload)).hexdigest()
-
-
 def _fields_forms(record: Record) -> tuple[dict[str, Any], dict[str, Any]]:
     full: dict[str, Any] = {}
     lean: dict[str, Any] = {}
@@ -513,6 +506,90 @@ def _fields_forms(record: Record) -> tuple[dict[str, Any], dict[str, Any]]:
             lean[name] = lean_value
             shared = shared and lean_value is full[name]
     return full, (full if shared else lean)
+
+
+# Canonical bytes, built from the parts (docs/adr/0003): a record's bytes are its fields'
+# bytes joined in key order, and a nested record contributes the bytes remembered for it, so
+# each record is encoded once however many records hold it. The result is exactly
+# ``dump_checked(to_json())`` (``tests/cover/test_identity.py`` checks it on every record kind);
+# only records whose fields passed their checks are encoded this way.
+_encode_text = json.encoder.encode_basestring  # what ``json.dumps(ensure_ascii=False)`` uses
+_BYTES_KEY = "canonical_bytes"
+_Piece = tuple[bytes, bytes, bytes, str]  # key and colon, value with prose, without, name
+_KEYS: dict[type, tuple[tuple[str, bytes], ...]] = {}
+
+
+def _keys_in_order(record_type: type) -> tuple[tuple[str, bytes], ...]:
+    keys = _KEYS.get(record_type)
+    if keys is None:
+        names = sorted(_field_names(record_type))
+        keys = tuple((name, _encode_text(name).encode("utf-8") + b":") for name in names)
+        _KEYS[record_type] = keys
+    return keys
+
+
+def _value_bytes(value: object) -> tuple[bytes, bytes]:
+    """A checked field value as canonical bytes, with prose and without (one object when
+    they are equal)."""
+    kind = type(value)
+    if kind is str:
+        text = _encode_text(value).encode("utf-8")
+        return text, text
+    if kind is int:
+        number = int.__repr__(value).encode("ascii")  # type: ignore[arg-type]
+        return number, number
+    if value is None:
+        return b"null", b"null"
+    if kind is bool:
+        return (b"true", b"true") if value else (b"false", b"false")
+    if isinstance(value, Record):
+        return _record_bytes(value)
+    if isinstance(value, enum.Enum):
+        return _value_bytes(value.value)
+    if kind is tuple or kind is list:
+        pairs = [_value_bytes(item) for item in value]  # type: ignore[attr-defined]
+        full = b"[" + b",".join([pair[0] for pair in pairs]) + b"]"
+        if all(pair[0] is pair[1] for pair in pairs):
+            return full, full
+        return full, b"[" + b",".join([pair[1] for pair in pairs]) + b"]"
+    raise CanonicalizationError(CanonicalReason.UNSUPPORTED_TYPE, "$")
+
+
+def _record_pieces(record: Record) -> list[_Piece]:
+    pieces = []
+    for name, key in _keys_in_order(type(record)):
+        full, lean = _value_bytes(getattr(record, name))
+        pieces.append((key, full, lean, name))
+    return pieces
+
+
+def _joined(pieces: list[_Piece]) -> tuple[bytes, bytes]:
+    full = b"{" + b",".join([key + value for key, value, _, _ in pieces]) + b"}"
+    if all(value is lean and name != "explanation" for _, value, lean, name in pieces):
+        return full, full
+    lean_parts = [key + lean for key, _, lean, name in pieces if name != "explanation"]
+    return full, b"{" + b",".join(lean_parts) + b"}"
+
+
+def _record_bytes(record: Record) -> tuple[bytes, bytes]:
+    """``dump_checked`` of the record's JSON form with prose and without, remembered."""
+    return remembered(record, _BYTES_KEY, lambda: _joined(_record_pieces(record)))  # type: ignore[no-any-return]
+
+
+def _identity_bytes(record: Record, pieces: list[_Piece]) -> bytes:
+    """The canonical bytes of ``record.identity_payload()``."""
+    left_out = record._identity_excluded()
+    id_field = record.ID_FIELD
+    parts = []
+    for key, _, lean, name in pieces:
+        if name == "explanation" or name in left_out:
+            continue
+        if name == id_field:
+            if record.SELF_SEALED:
+                parts.append(key + b'""')
+            continue
+        parts.append(key + lean)
+    return b"{" + b",".join(parts) + b"}"
 
 
 def _copied(value: object) -> object:
@@ -574,27 +651,31 @@ class Record:
         return _copied(_forms(self)[drop_explanations])  # type: ignore[return-value]
 
     def identity_payload(self) -> dict[str, Any]:
-        """What the record's own identity hashes: every field but prose, its id blanked
-        (a self-seal, docs/adr/0003) or, where ``SELF_SEALED`` is false, left out."""
-        return _copied(self._identity_fields(dict(_forms(self)[1])))  # type: ignore[return-value]
-
-    def _identity_fields(self, lean: dict[str, Any]) -> dict[str, Any]:
-        # The one place a record kind changes what its identity hashes. ``lean`` is the
-        # record's form without prose, a top-level dict the caller owns (nested parts are
-        # shared and never mutated).
+        """What the record's own identity hashes: every field but prose and those
+        ``_identity_excluded`` names, its id blanked (a self-seal, docs/adr/0003) or, where
+        ``SELF_SEALED`` is false, left out."""
+        payload = _copied(_forms(self)[1])
+        assert type(payload) is dict
+        for name in self._identity_excluded():
+            del payload[name]
         if self.ID_FIELD is not None:
             if self.SELF_SEALED:
-                lean[self.ID_FIELD] = ""
+                payload[self.ID_FIELD] = ""
             else:
-                del lean[self.ID_FIELD]
-        return lean
+                del payload[self.ID_FIELD]
+        return payload
+
+    def _identity_excluded(self) -> frozenset[str]:
+        # The one place a record kind leaves further fields out of its identity.
+        return frozenset()
 
     def canonical_bytes(self, *, drop_explanations: bool = False) -> bytes:
         """The canonical JSON of ``to_json(drop_explanations=...)``. A record the validation
         memo trusts skips the profile walk, its field checks being at least as strict; any
         other goes through ``canonical_json``, which refuses what is outside the profile."""
-        form = _forms(self)[drop_explanations]
-        return dump_checked(form) if _is_trusted(self) else canonical_json(form)
+        if _is_trusted(self):
+            return _record_bytes(self)[drop_explanations]
+        return canonical_json(_forms(self)[drop_explanations])
 
     def content_digest(self, *, drop_explanations: bool = False) -> str:
         """SHA-256 of ``canonical_bytes``: the identity of a record that has no id field."""
@@ -608,7 +689,7 @@ class Record:
         ``_cross_check``: every field check is at least as strict as the hashable profile
         (exact types, safe ints, no lone surrogates, bounded nesting), so the profile walk
         is not repeated. ``tests/cover/test_identity.py`` samples the claim."""
-        return _identity_digest(self, _forms(self))
+        return hashlib.sha256(_identity_bytes(self, _record_pieces(self))).hexdigest()
 
     @classmethod
     def sealed(cls, **fields: Any) -> Any:
@@ -619,7 +700,8 @@ class Record:
         """
         assert cls.ID_FIELD is not None
         record = object.__new__(cls)
-        for name, default in _field_defaults(cls):
+        # A new record is not remembered, so its slots are written directly, unguarded.
+        for name, default, write in _field_defaults(cls):
             if name in fields:
                 value = fields.pop(name)
             elif default is not dataclasses.MISSING:
@@ -628,19 +710,23 @@ class Record:
                 value = "0" * DIGEST_LENGTH
             else:
                 raise TypeError(f"{cls.__name__}.sealed() needs {name}")
-            object.__setattr__(record, name, value)
+            write(record, value)
         if fields:
             raise TypeError(f"{cls.__name__}.sealed() got unknown fields {sorted(fields)}")
         generation = _memo_generation()
         found = record.find_defect(check_identity=False)
         if found is not None:
             raise RecordError(found)
-        # The forms built to hash the record are kept for it, the id written into them.
-        forms = _fields_forms(record)
-        identity = _identity_digest(record, forms)
-        object.__setattr__(record, cls.ID_FIELD, identity)
-        forms[0][cls.ID_FIELD] = forms[1][cls.ID_FIELD] = identity
-        _remember_valid(record, generation, forms)
+        # The parts encoded to hash the record are kept as its bytes, the id written in.
+        pieces = _record_pieces(record)
+        identity = hashlib.sha256(_identity_bytes(record, pieces)).hexdigest()
+        _SLOT_WRITERS[cls][cls.ID_FIELD](record, identity)
+        encoded = _encode_text(identity).encode("ascii")
+        pieces = [
+            (key, encoded, encoded, name) if name == cls.ID_FIELD else (key, full, lean, name)
+            for key, full, lean, name in pieces
+        ]
+        _remember_valid(record, generation, _joined(pieces))
         return record
 
 
@@ -666,7 +752,7 @@ def checked_canonical_bytes(value: object, record_type: type) -> bytes:
     found = inspect_record(value, record_type)
     if found is not None:
         raise RecordError(found)
-    return dump_checked(_forms(value)[0])  # type: ignore[arg-type]
+    return _record_bytes(value)[0]  # type: ignore[arg-type]
 
 
 # Validation memo (docs/adr/0003, "Validation memo"). Every stage re-inspects what it is
@@ -694,14 +780,19 @@ def _field_names(record_type: type) -> tuple[str, ...]:
     return names
 
 
-_FIELD_DEFAULTS: dict[type, tuple[tuple[str, object], ...]] = {}
+_FIELD_DEFAULTS: dict[type, tuple[tuple[str, object, Callable[[Any, object], None]], ...]] = {}
+# Each guarded slot's own setter, for records under construction only.
+_SLOT_WRITERS: dict[type, dict[str, Callable[[Any, object], None]]] = {}
 
 
-def _field_defaults(record_type: type) -> tuple[tuple[str, object], ...]:
+def _field_defaults(
+    record_type: type,
+) -> tuple[tuple[str, object, Callable[[Any, object], None]], ...]:
     found = _FIELD_DEFAULTS.get(record_type)
     if found is None:
+        writers = _SLOT_WRITERS[record_type]
         fields = dataclasses.fields(record_type)  # type: ignore[arg-type]
-        found = tuple((field.name, field.default) for field in fields)
+        found = tuple((field.name, field.default, writers[field.name]) for field in fields)
         _FIELD_DEFAULTS[record_type] = found
     return found
 
@@ -720,9 +811,9 @@ def _is_trusted(record: object) -> bool:
     return _VALIDATED.get(id(record)) is record
 
 
-def _remember_valid(record: Record, generation: int, forms: object = None) -> None:
-    """Remember a record that just passed validation, begun at ``generation`` (and its JSON
-    forms, when they were built on the way). If the memo was emptied meanwhile, a record
+def _remember_valid(record: Record, generation: int, encoded: object = None) -> None:
+    """Remember a record that just passed validation, begun at ``generation`` (and its
+    canonical bytes, when they were built on the way). If the memo was emptied meanwhile, a record
     nested in it may have been forgotten (and could then change unseen), so the record is
     not remembered either."""
     if generation != _GENERATION[0]:
@@ -731,8 +822,8 @@ def _remember_valid(record: Record, generation: int, forms: object = None) -> No
         _forget_everything()
         return
     _VALIDATED[id(record)] = record
-    if forms is not None:
-        _REMEMBERED[(id(record), _FORMS_KEY)] = forms
+    if encoded is not None:
+        _REMEMBERED[(id(record), _BYTES_KEY)] = encoded
 
 
 def remembered(record: Record, key: str, compute: Callable[[], Any]) -> Any:
@@ -758,8 +849,10 @@ def _guard_fields(record_type: type) -> None:
     """Replace each slot of ``record_type`` by a property that reads it unchanged and, on a
     write over a remembered record or a deletion from one, forgets everything first. Writes
     into a new record (construction) cost one lookup."""
+    writers = _SLOT_WRITERS[record_type] = {}
     for name in _field_names(record_type):
         slot = record_type.__dict__[name]
+        writers[name] = slot.__set__
 
         def write(record: Record, value: object, put: Any = slot.__set__) -> None:
             if _VALIDATED.get(id(record)) is record:

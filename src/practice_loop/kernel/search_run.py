@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from .budget import ComputeBudgetDecision, ComputeBudgetStatus
 from .gate import SearchGateDecision, SearchGateStatus
@@ -655,11 +655,10 @@ class GeometricSearchRun(Record):
             return CandidateReplayStatus.REPLAY_CLOSED in statuses
         return statuses == {CandidateReplayStatus.REPLAY_REFUSED}
 
-    def _identity_fields(self, lean: dict[str, Any]) -> dict[str, Any]:
-        payload = Record._identity_fields(self, lean)
+    def _identity_excluded(self) -> frozenset[str]:
         if self.run_policy_version == GEOMETRIC_SEARCH_RUN_POLICY_VERSION:
-            del payload["opened_run_id"]
-        return payload
+            return frozenset({"opened_run_id"})
+        return frozenset()
 
 
 SearchRunOutcome = SearchRunRefusal | GeometricSearchRun
