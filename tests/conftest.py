@@ -1,8 +1,11 @@
 """Hypothesis profiles shared by every test (tests/README.md).
 
 ``dev`` is the local default; ``ci`` is chosen when ``CI=true`` (derandomized, so a CI
-failure reproduces from the same seed); ``nightly`` is for long campaigns with a persistent
-example database. ``HYPOTHESIS_PROFILE`` overrides the choice.
+failure reproduces from the same seed; it deliberately replaces the ``ci`` profile Hypothesis
+itself loads whenever ``CI`` is set); ``nightly`` is for long campaigns with a persistent
+example database; ``crosshair`` runs properties on the CrossHair backend and exists only where
+``hypothesis-crosshair`` is installed. ``HYPOTHESIS_PROFILE`` or pytest's
+``--hypothesis-profile`` overrides the choice.
 """
 
 from __future__ import annotations
@@ -32,6 +35,20 @@ settings.register_profile(
     print_blob=True,
     suppress_health_check=[HealthCheck.too_slow],
 )
+
+try:
+    import hypothesis_crosshair_provider  # noqa: F401  (registers the "crosshair" backend)
+except ImportError:
+    pass
+else:
+    settings.register_profile(
+        "crosshair",
+        backend="crosshair",
+        max_examples=50,
+        deadline=None,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
 
 _default = "ci" if os.environ.get("CI", "").lower() == "true" else "dev"
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", _default))
