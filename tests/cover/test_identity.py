@@ -31,17 +31,21 @@ from practice_loop.kernel import (
     decode_canonical,
     is_digest,
     is_version,
+    practice_case,
     sha256_digest,
 )
 from practice_loop.kernel.identity import (
     MAX_DEPTH,
     MAX_NODES,
     MAX_TEXT_LENGTH,
+    Record,
     check_canonical,
     inspect_record,
     refuse,
 )
+from practice_loop.reader import ReaderRefusal, read_question
 from practice_strategies import (
+    chains,
     codes,
     digests,
     malformed_digests,
@@ -659,8 +663,6 @@ def test_stage_refusal_with_wrong_id_is_refused() -> None:
 
 
 def _records_in(value: object) -> list:
-    from practice_loop.kernel.identity import Record
-
     found, pending = [], [value]
     while pending:
         item = pending.pop()
@@ -673,12 +675,8 @@ def _records_in(value: object) -> list:
 
 
 def _frames_of_every_kind():
-    from practice_strategies import chains
-
-    from practice_loop.reader import ReaderRefusal, read_question
-
     read = (
-        st.text(alphabet=st.sampled_from("Tom has 5 apples.é\u0301\U0001f600\x00\"\\\n "))
+        st.text(alphabet=st.sampled_from('Tom has 5 apples.é\u0301\U0001f600\x00"\\\n '))
         .map(lambda text: read_question(f"Tom has 5 apples. {text} How many apples?"))
         .filter(lambda frame: type(frame) is not ReaderRefusal)
     )
@@ -690,8 +688,6 @@ def test_bytes_built_from_parts_equal_the_encoder(frame):
     """docs/adr/0003: every record's remembered canonical bytes, built field by field from
     its nested records' bytes, are exactly ``canonical_json`` of its JSON form, with prose and
     without; and its identity hashes exactly ``canonical_json(identity_payload())``."""
-    from practice_loop.kernel import practice_case
-
     trace = practice_case(frame)
     for record in _records_in(trace):
         assert record.canonical_bytes() == canonical_json(record.to_json())
