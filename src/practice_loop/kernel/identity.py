@@ -1023,6 +1023,9 @@ def _decode_value(hint: Any, value: object, where: str) -> object:
     raise TypeError(f"{where}: unsupported type {hint}")
 
 
+_TYPE_HINTS: dict[type, dict[str, Any]] = {}
+
+
 def record_from_json(record_type: type, value: object) -> Any:
     """Rebuild a record from ``to_json()`` output, validating it on construction.
 
@@ -1032,7 +1035,9 @@ def record_from_json(record_type: type, value: object) -> Any:
     """
     if type(value) is not dict:
         raise TypeError(f"{record_type.__name__}: expected an object")
-    hints = typing.get_type_hints(record_type)
+    hints = _TYPE_HINTS.get(record_type)
+    if hints is None:
+        hints = _TYPE_HINTS[record_type] = typing.get_type_hints(record_type)
     names = [field.name for field in dataclasses.fields(record_type)]
     if set(value) != set(names):
         raise TypeError(f"{record_type.__name__}: fields {sorted(set(value) ^ set(names))}")

@@ -331,8 +331,14 @@ def _run_binds(trace: SealedPracticeTrace) -> bool:
         and opened.input_digest == bound.input_digest()
         and run.opened_run_id == opened.run_id
         and all(getattr(run, name) == getattr(opened, name) for name in _RUN_COPIED)
-        and run.candidate_attempts == tuple(result.candidate_attempt for result in results)
+        and _without_prose(run.candidate_attempts)
+        == _without_prose(tuple(result.candidate_attempt for result in results))
     )
+
+
+def _without_prose(records: tuple[Any, ...]) -> tuple[bytes, ...]:
+    # Cross-identity checks compare what the seal covers: prose may differ (docs/adr/0003).
+    return tuple(record.canonical_bytes(drop_explanations=True) for record in records)
 
 
 def _operators_bind(trace: SealedPracticeTrace) -> bool:
