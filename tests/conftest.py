@@ -15,9 +15,14 @@ import os
 from hypothesis import HealthCheck, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 
-settings.register_profile("dev", max_examples=60, deadline=None)
+# Every profile starts from Hypothesis's defaults: when CI is set, Hypothesis has already
+# loaded its own derandomized "ci" profile, which profiles would otherwise inherit from.
+_DEFAULTS = settings.get_profile("default")
+
+settings.register_profile("dev", parent=_DEFAULTS, max_examples=60, deadline=None)
 settings.register_profile(
     "ci",
+    parent=_DEFAULTS,
     max_examples=150,
     deadline=None,
     derandomize=True,
@@ -27,6 +32,7 @@ settings.register_profile(
 )
 settings.register_profile(
     "nightly",
+    parent=_DEFAULTS,
     max_examples=5_000,
     deadline=None,
     database=DirectoryBasedExampleDatabase(
@@ -43,6 +49,7 @@ except ImportError:
 else:
     settings.register_profile(
         "crosshair",
+        parent=_DEFAULTS,
         backend="crosshair",
         max_examples=50,
         deadline=None,

@@ -2,14 +2,19 @@
 
 Families, one module each: ``primitives`` (digests, versions, hostile text, spans),
 ``frames`` (problem frames with knobs), ``chains`` (whole valid chains, a recipe per gate
-reason), ``tampering`` (records construction would refuse), ``budgets`` (example counts for
-parametrized properties), ``vocabulary`` (closed name sets the ADRs fix) and ``oracle``
-(every identity recomputed from the ADR field lists without the kernel's hashing helpers).
+reason), ``registration`` (a strategy for every public kernel record, registered with
+``st.register_type_strategy`` through Hypothesis's entry point), ``corruptions`` (the labelled
+corruption catalogue: each entry's clause and exact typed refusal), ``tampering`` (records
+construction would refuse), ``budgets`` (example counts for parametrized properties),
+``vocabulary`` (closed name sets the ADRs fix) and ``oracle`` (every identity recomputed from
+the ADR field lists without the kernel's hashing helpers). docs/strategies.md shows how to
+use them.
 """
 
-from . import oracle, vocabulary
+from . import corruptions, oracle, registration, vocabulary
 from .budgets import share
 from .chains import FRAME_RECIPES, Chain, build_chain, chains, eligible_chains, run_outcome
+from .corruptions import CATALOGUE, Corruption, by_clause
 from .frames import ALL_ROLES, problem_frames
 from .primitives import (
     codes,
@@ -26,15 +31,32 @@ from .primitives import (
     texts_with_lone_surrogate,
     versions,
 )
+from .registration import (
+    BLOCKER_RECIPES,
+    LARGE_VALUES,
+    RUN_CONFIGURATIONS,
+    configured_chains,
+    record_sources,
+    record_strategy,
+    traces,
+)
 from .tampering import fields_for_sealing, other_digest, resealed, tampered
 
 __all__ = [
     "ALL_ROLES",
-    "FRAME_RECIPES",
+    "BLOCKER_RECIPES",
+    "CATALOGUE",
     "Chain",
+    "Corruption",
+    "FRAME_RECIPES",
+    "LARGE_VALUES",
+    "RUN_CONFIGURATIONS",
     "build_chain",
+    "by_clause",
     "chains",
     "codes",
+    "configured_chains",
+    "corruptions",
     "digests",
     "eligible_chains",
     "fields_for_sealing",
@@ -45,9 +67,12 @@ __all__ = [
     "oracle",
     "other_digest",
     "problem_frames",
+    "record_sources",
+    "record_strategy",
+    "registration",
     "resealed",
-    "share",
     "run_outcome",
+    "share",
     "source_texts",
     "span_sequences",
     "span_texts",
@@ -55,6 +80,7 @@ __all__ = [
     "spans_in",
     "tampered",
     "texts_with_lone_surrogate",
+    "traces",
     "versions",
     "vocabulary",
 ]

@@ -2,8 +2,8 @@
 
 ``chains(reason)`` draws a chain whose gate decision carries ``reason``; every gate reason
 that a frame can produce has a recipe in ``FRAME_RECIPES``. The unassessable reasons need a
-context no frame produces (a refused assessment without blockers, a forged residual set),
-and are built from a valid chain in ``unassessable_contexts``.
+context no frame produces (a refused assessment without blockers, a forged residual set);
+``tests/cover/test_gate.py`` builds them from a valid chain with the tampering helpers.
 """
 
 from __future__ import annotations

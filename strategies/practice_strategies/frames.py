@@ -2,8 +2,9 @@
 
 Every span is drawn as an exact slice of the drawn source text, so frames are well formed
 whatever the text holds. Knobs choose which roles are bound, how many proposals there are,
-whether a target exists, whether units agree, and how many cues and hazards appear; together
-they reach every blocker, every residual kind and every gate reason.
+whether a target exists, whether units and entities agree, and how many cues and hazards
+(of which codes) appear; together they reach every blocker, every residual kind and every
+gate reason (``registration.BLOCKER_RECIPES`` gives one setting per blocker code).
 """
 
 from __future__ import annotations
@@ -41,13 +42,23 @@ def problem_frames(
     proposal_count: int | None = None,
     with_target: bool | None = None,
     units_agree: bool | None = None,
+    entities_agree: bool = True,
     cue_count: int | None = None,
     hazard_count: int | None = None,
     fact_count: int | None = None,
+    hazard_codes: Collection[HazardCode] | None = None,
     relation_type: str = UNARY_DELTA_RELATION,
+    min_value: int = 0,
     max_value: int = 10_000,
 ) -> ProblemFrame:
-    """A well-formed frame; each knob left as ``None`` is drawn."""
+    """A well-formed frame; each knob left as ``None`` is drawn.
+
+    ``entities_agree=False`` gives fact 1 another entity than fact 0 and the target (as
+    ``units_agree=False`` does for units); ``hazard_codes`` limits the codes hazards are
+    drawn from; ``min_value`` raises the floor of fact values (``registration.LARGE_VALUES``
+    makes every increase overflow the safe range). Their defaults leave every draw as it was
+    before they existed.
+    """
     source = draw(source_texts)
     if with_target is None:
         with_target = draw(st.booleans())
@@ -67,12 +78,16 @@ def problem_frames(
     facts = []
     for index in range(fact_count):
         fact_unit = unit if units_agree or index != 1 else draw(labels.filter(lambda u: u != unit))
+        value = draw(st.integers(min_value, max_value))
+        fact_entity = (
+            entity if entities_agree or index != 1 else draw(labels.filter(lambda e: e != entity))
+        )
         facts.append(
             QuantityFact(
                 f"q{index}",
-                draw(st.integers(0, max_value)),
+                value,
                 fact_unit,
-                entity,
+                fact_entity,
                 draw(spans_in(source)),
             )
         )
@@ -85,9 +100,14 @@ def problem_frames(
     )
     if hazard_count is None:
         hazard_count = draw(st.sampled_from((0, 0, 0, 1, 2)))
+    hazard_choices = (
+        st.sampled_from(HazardCode)
+        if hazard_codes is None
+        else st.sampled_from(sorted(hazard_codes, key=lambda c: c.value))
+    )
     hazards = tuple(
         FrameHazard(
-            draw(st.sampled_from(HazardCode)),
+            draw(hazard_choices),
             tuple(draw(st.lists(spans_in(source), max_size=2))),
         )
         for _ in range(hazard_count)
