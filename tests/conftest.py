@@ -10,8 +10,11 @@ example database; ``crosshair`` runs properties on the CrossHair backend and exi
 
 from __future__ import annotations
 
+import inspect
 import os
+import re
 
+import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 
@@ -59,3 +62,34 @@ else:
 
 _default = "ci" if os.environ.get("CI", "").lower() == "true" else "dev"
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", _default))
+
+
+# A failing test names the clause it proves: each test's docstring cites it (tests/README.md),
+# and so do its ``obligation`` markers where it has them; both are added to the report.
+_CLAUSE = re.compile(r"(ADR-\d{4}[^.;:\n]*|docs/adr/\d{4}[^.;:\n]*|ARCHITECTURE[^.;:\n]*)")
+
+
+def _clauses_of(item: pytest.Item) -> str:
+    found = []
+    for marker in item.iter_markers("obligation"):
+        found.extend(str(argument) for argument in marker.args)
+    for owner in (getattr(item, "function", None), getattr(item, "cls", None), item.module):
+        doc = inspect.getdoc(owner) if owner is not None else None
+        if doc:
+            found.extend(match.strip() for match in _CLAUSE.findall(" ".join(doc.split())))
+            if found:
+                break
+    return "; ".join(dict.fromkeys(found))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
+    report = yield
+    if report.failed:
+        clauses = _clauses_of(item)
+        if clauses:
+            report.sections.append(("violated clause", clauses))
+            crash = getattr(report.longrepr, "reprcrash", None)
+            if crash is not None:
+                crash.message = f"[{clauses}] {crash.message}"
+    return report
