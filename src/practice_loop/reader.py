@@ -46,8 +46,9 @@ whose blockers come first in every assessment. A value that is not exactly ``str
 frame holds only exact ``str``), longer than ``MAX_QUESTION_LENGTH``, holding a lone
 surrogate, or empty/blank is not read at all: ``ReaderRefusal``, checked in that order.
 A text whose evidence would not fit the frame's caps (``MAX_FRAME_SPANS``,
-``MAX_EVIDENCE_CHARS``, with one span left for a practice candidate) is refused too
-(``too_much_evidence``) rather than read with evidence dropped.
+``MAX_EVIDENCE_CHARS``, with one span left for a practice candidate, and
+``MAX_FRAME_ITEMS``) is refused too (``too_much_evidence``) rather than read with evidence
+dropped.
 """
 
 from __future__ import annotations
@@ -72,6 +73,7 @@ from .kernel import (
 )
 from .kernel.frame import (
     MAX_EVIDENCE_CHARS,
+    MAX_FRAME_ITEMS,
     MAX_FRAME_SPANS,
     PROBLEM_FRAME_SCHEMA_VERSION,
     UNARY_DELTA_ORGAN,
@@ -844,8 +846,10 @@ def _fits_a_frame(
     spans += [] if target is None else [target.span]
     spans += [span for hazard in hazards for span in hazard.evidence_spans]
     free_span = max((len(cue.span.text) for cue in cues), default=0)
+    items = len(facts) + len(cues) + len(hazards) + sum(1 + len(p.bindings) for p in proposals)
     return (
-        len(spans) < MAX_FRAME_SPANS
+        items <= MAX_FRAME_ITEMS
+        and len(spans) < MAX_FRAME_SPANS
         and sum(len(span.text) for span in spans) + free_span <= MAX_EVIDENCE_CHARS
     )
 

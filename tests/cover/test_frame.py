@@ -75,6 +75,7 @@ def with_first_binding(frame: ProblemFrame, **changes: object) -> ProblemFrame:
 # Well-formed frames
 
 
+@pytest.mark.obligation("LOCAL-0005/frame_cross_checks")
 @given(problem_frames())
 def test_generated_frames_are_well_formed_and_spans_exact(frame: ProblemFrame) -> None:
     """ADR-0226 §10 evidence fidelity: every span in a frame is the source at its offsets."""
@@ -83,6 +84,7 @@ def test_generated_frames_are_well_formed_and_spans_exact(frame: ProblemFrame) -
         assert frame.source_text[span.start : span.end] == span.text
 
 
+@pytest.mark.obligation("LOCAL-0003/value_encoding")
 @given(problem_frames())
 def test_frame_digest_matches_oracle_and_is_deterministic(frame: ProblemFrame) -> None:
     """ADR-0228 §6/§10: SHA-256 of canonical JSON over every field; a rebuilt copy agrees."""
@@ -141,6 +143,7 @@ def test_reordering_cues_changes_the_digest_unless_equal(frame: ProblemFrame) ->
 # ProblemFrame cross checks
 
 
+@pytest.mark.obligation("LOCAL-0005/frame_cross_checks")
 @given(problem_frames(fact_count=2))
 def test_duplicate_fact_ids_are_refused(frame: ProblemFrame) -> None:
     """ARCHITECTURE §2 (frame): fact ids are unique, else DUPLICATE_ENTRY on facts."""
@@ -150,6 +153,7 @@ def test_duplicate_fact_ids_are_refused(frame: ProblemFrame) -> None:
     assert found == RecordDefect("ProblemFrame", "facts", Defect.DUPLICATE_ENTRY)
 
 
+@pytest.mark.obligation("LOCAL-0005/frame_cross_checks")
 @given(problem_frames(proposal_count=1, bound_roles={Role.INITIAL}, fact_count=2))
 def test_binding_naming_an_unknown_fact_is_refused(frame: ProblemFrame) -> None:
     """ARCHITECTURE §2 (frame): every binding names a fact that exists, else REFERENCE_UNKNOWN."""
@@ -157,6 +161,7 @@ def test_binding_naming_an_unknown_fact_is_refused(frame: ProblemFrame) -> None:
     assert found == RecordDefect("ProblemFrame", "proposals", Defect.REFERENCE_UNKNOWN)
 
 
+@pytest.mark.obligation("LOCAL-0005/frame_cross_checks")
 @given(problem_frames(proposal_count=1, with_target=False), st.data())
 def test_target_binding_without_frame_target_is_refused(
     frame: ProblemFrame, data: st.DataObject
@@ -170,6 +175,7 @@ def test_target_binding_without_frame_target_is_refused(
     assert found == RecordDefect("ProblemFrame", "proposals", Defect.REFERENCE_UNKNOWN)
 
 
+@pytest.mark.obligation("LOCAL-0005/frame_cross_checks", "ADR-0226/13.11")
 @given(problem_frames(fact_count=2), st.data())
 def test_span_not_equal_to_source_slice_is_refused(
     frame: ProblemFrame, data: st.DataObject
@@ -205,6 +211,7 @@ def test_span_not_equal_to_source_slice_is_refused(
     assert found == RecordDefect("ProblemFrame", "source_text", Defect.SPAN_NOT_IN_SOURCE)
 
 
+@pytest.mark.obligation("ADR-0226/9.10")
 @given(versions.filter(lambda v: v != PROBLEM_FRAME_SCHEMA_VERSION))
 def test_unsupported_schema_version_is_refused(version: str) -> None:
     """ARCHITECTURE §2 (versions): a well-formed but other schema version is VERSION_UNSUPPORTED."""
@@ -212,6 +219,7 @@ def test_unsupported_schema_version_is_refused(version: str) -> None:
     assert found == RecordDefect("ProblemFrame", "schema_version", Defect.VERSION_UNSUPPORTED)
 
 
+@pytest.mark.obligation("ADR-0226/9.9")
 @given(malformed_versions)
 def test_malformed_schema_version_is_refused(version: str) -> None:
     """ARCHITECTURE §2 (versions): a string that is no version at all is VERSION_MALFORMED."""
@@ -219,6 +227,7 @@ def test_malformed_schema_version_is_refused(version: str) -> None:
     assert found == RecordDefect("ProblemFrame", "schema_version", Defect.VERSION_MALFORMED)
 
 
+@pytest.mark.obligation("LOCAL-0005/frame_schema", "LOCAL-0003/records_validate")
 @pytest.mark.parametrize(
     ("changes", "field", "defect"),
     [
@@ -244,6 +253,7 @@ def test_frame_field_defects_are_exact(changes: dict, field: str, defect: Defect
 # Values of the organ
 
 
+@pytest.mark.obligation("LOCAL-0005/frame_schema")
 @given(spans())
 def test_role_binding_fields_follow_the_role(span: SourceSpan) -> None:
     """ARCHITECTURE §2 (frame): exactly the field a role needs is set, else INCONSISTENT_FIELDS."""
@@ -270,6 +280,7 @@ def test_role_binding_fields_follow_the_role(span: SourceSpan) -> None:
         assert found == RecordDefect("RoleBinding", field, Defect.INCONSISTENT_FIELDS), role
 
 
+@pytest.mark.obligation("LOCAL-0005/frame_schema")
 @given(spans())
 def test_role_binding_needs_evidence(span: SourceSpan) -> None:
     """ADR-0231 §13: a binding carries its evidence; an empty evidence tuple is SEQUENCE_EMPTY."""
@@ -279,6 +290,7 @@ def test_role_binding_needs_evidence(span: SourceSpan) -> None:
     assert found == RecordDefect("RoleBinding", "evidence_spans", Defect.SEQUENCE_NOT_TUPLE)
 
 
+@pytest.mark.obligation("LOCAL-0005/frame_schema")
 @given(st.sampled_from(list(Role)), spans())
 def test_duplicate_roles_in_a_proposal_are_refused(role: Role, span: SourceSpan) -> None:
     """ARCHITECTURE §2 (frame): each role at most once per proposal, else DUPLICATE_ENTRY."""
@@ -289,6 +301,7 @@ def test_duplicate_roles_in_a_proposal_are_refused(role: Role, span: SourceSpan)
     assert found == RecordDefect("StateChangeProposal", "bindings", Defect.DUPLICATE_ENTRY)
 
 
+@pytest.mark.obligation("LOCAL-0005/frame_schema")
 @given(spans())
 def test_bare_strings_are_not_enum_members(span: SourceSpan) -> None:
     """ARCHITECTURE §2 (enums): a bare string for an enum field is UNKNOWN_ENUM_VALUE."""
@@ -308,6 +321,7 @@ def test_bare_strings_are_not_enum_members(span: SourceSpan) -> None:
     assert wrong == RecordDefect("GroundedUnaryDeltaCue", "direction", Defect.WRONG_TYPE)
 
 
+@pytest.mark.obligation("LOCAL-0005/frame_schema")
 @given(spans())
 def test_quantity_fact_value_defects(span: SourceSpan) -> None:
     """ARCHITECTURE §2: a quantity is an exact non-negative int with a non-empty unit."""
@@ -328,6 +342,7 @@ def test_quantity_fact_value_defects(span: SourceSpan) -> None:
         assert found == RecordDefect("QuantityFact", field, defect)
 
 
+@pytest.mark.obligation("LOCAL-0003/stages_reinspect")
 @given(problem_frames(fact_count=2))
 def test_tampered_nested_value_is_caught_through_the_frame(frame: ProblemFrame) -> None:
     """identity.Record: a nested record altered after construction is caught by its parent."""
@@ -336,3 +351,31 @@ def test_tampered_nested_value_is_caught_through_the_frame(frame: ProblemFrame) 
     found = inspect_record(altered, ProblemFrame)
     assert found == RecordDefect("ProblemFrame", "facts", Defect.NEGATIVE_VALUE)
     assert inspect_record(frame, ProblemFrame) is None
+
+
+def test_items_beyond_the_cap_are_refused_even_without_spans():
+    """docs/adr/0005 frame caps: spanless hazards count as items, so a frame can never hold
+    more blockers than every later stage can seal (found by the golden vectors: 4,000
+    spanless hazards made ``assess`` raise instead of refusing)."""
+    from practice_loop.kernel import (
+        PROBLEM_FRAME_SCHEMA_VERSION,
+        UNARY_DELTA_ORGAN,
+        assess,
+        practice_case,
+    )
+    from practice_loop.kernel.frame import MAX_FRAME_ITEMS, FrameHazard, HazardCode, ProblemFrame
+
+    def frame(count: int):
+        hazard = FrameHazard(HazardCode.MULTIPLE_CHANGES, ())
+        fields = (PROBLEM_FRAME_SCHEMA_VERSION, UNARY_DELTA_ORGAN, "Hi.", (), (), (), None)
+        return ProblemFrame(*fields, (hazard,) * count)
+
+    at_cap = frame(MAX_FRAME_ITEMS)
+    assert type(assess(at_cap)).__name__ == "ContractAssessment"
+    assert type(practice_case(at_cap)).__name__ == "SealedPracticeTrace"
+    with pytest.raises(RecordError) as raised:
+        frame(MAX_FRAME_ITEMS + 1)
+    assert (raised.value.found.field, raised.value.found.defect) == (
+        "$",
+        Defect.SEQUENCE_TOO_LONG,
+    )

@@ -164,6 +164,11 @@ def _forbidden_keys(value: Any, where: str = "$") -> list[str]:
     return found
 
 
+@pytest.mark.obligation(
+    "LOCAL-0007/record_fields",
+    "LOCAL-0007/absent_stages",
+    "LOCAL-0007/stage_digests",
+)
 @given(any_frames)
 def test_produced_traces_verify_and_index_every_present_stage(frame):
     """0007: a produced trace verifies with no failure, and ``stage_digests`` lists each
@@ -175,6 +180,7 @@ def test_produced_traces_verify_and_index_every_present_stage(frame):
     assert list(trace.stage_digests) == _stages_by_hand(trace)
 
 
+@pytest.mark.obligation("LOCAL-0007/trace_id")
 @given(any_frames)
 def test_trace_id_seals_every_field_but_prose_and_nothing_environmental(frame):
     """0007, ADR-0226 §7F: trace_id is the SHA-256 of every field but explanations (at every
@@ -184,6 +190,7 @@ def test_trace_id_seals_every_field_but_prose_and_nothing_environmental(frame):
     assert _forbidden_keys(trace.to_json()) == []
 
 
+@pytest.mark.obligation("LOCAL-0007/trace_id")
 def test_the_answer_path_key_is_the_only_allowed_near_miss():
     """0007: the key check would flag a ``path`` holding anything but an AnswerPath value."""
     payload = DU.to_json()
@@ -193,6 +200,7 @@ def test_the_answer_path_key_is_the_only_allowed_near_miss():
     assert _forbidden_keys(payload) == ["$.frame.created_at", "$.outcome.path"]
 
 
+@pytest.mark.obligation("LOCAL-0007/trace_id")
 @pytest.mark.parametrize("trace", [DU, RI, TWO], ids=["searched", "direct", "run_refused"])
 def test_explanations_inside_nested_records_change_no_identity(trace):
     """0003, 0007: prose is excluded at every depth; rewriting every explanation in the
@@ -237,6 +245,7 @@ def _resealed_trace(trace: SealedPracticeTrace, **changes: Any) -> SealedPractic
     return resealed(changed, stage_digests=stage_digests_of(changed))
 
 
+@pytest.mark.obligation("LOCAL-0007/verify_structure", "ADR-0226/9.11", "ADR-0226/9.16")
 @pytest.mark.parametrize("trace", [DU, RI, TWO], ids=["searched", "direct", "run_refused"])
 def test_a_changed_trace_id_is_trace_id_mismatch(trace):
     """0007 step 1: the self-seal is recomputed; another well-formed id is a mismatch."""
@@ -274,6 +283,7 @@ NESTED = {
 }
 
 
+@pytest.mark.obligation("LOCAL-0007/verify_structure")
 @pytest.mark.parametrize("field", list(NESTED))
 def test_a_broken_nested_record_is_record_malformed_naming_its_field(field):
     """0007 step 1: a nested record that no longer validates is record_malformed, with the
@@ -282,12 +292,14 @@ def test_a_broken_nested_record_is_record_malformed_naming_its_field(field):
     _verified_as(trace, F.RECORD_MALFORMED, field)
 
 
+@pytest.mark.obligation("LOCAL-0007/verify_structure")
 def test_a_broken_direct_proof_is_record_malformed():
     """0007 step 1: the direct proof is validated in full, like every nested record."""
     trace = tampered(RI, direct_proof=tampered(RI.direct_proof, derived_value=12))
     _verified_as(trace, F.RECORD_MALFORMED, "direct_proof")
 
 
+@pytest.mark.obligation("LOCAL-0003/validation_memo", "LOCAL-0007/verify_structure")
 def test_a_record_altered_in_place_at_depth_is_caught_after_verification():
     """docs/adr/0003 validation memo: verifying once and then altering a record deep inside
     (a replay's proof obligation) in place is still caught; the memo changes no result."""
@@ -309,6 +321,7 @@ STAGE_INDEX_CHANGES = {
 }
 
 
+@pytest.mark.obligation("LOCAL-0007/stage_digests", "LOCAL-0007/verify_structure", "ADR-0226/9.16")
 @pytest.mark.parametrize("change", sorted(STAGE_INDEX_CHANGES))
 @pytest.mark.parametrize("seal", [False, True], ids=["as_is", "resealed"])
 def test_an_altered_stage_index_is_stage_digest_mismatch(change, seal):
@@ -318,6 +331,7 @@ def test_an_altered_stage_index_is_stage_digest_mismatch(change, seal):
     _verified_as(forged, F.STAGE_DIGEST_MISMATCH, "trace")
 
 
+@pytest.mark.obligation("LOCAL-0007/stage_digests", "ADR-0226/8.9")
 def test_a_resealed_nested_record_is_caught_by_the_stage_index():
     """0007: a nested record altered and re-sealed has a valid id of its own, but the trace's
     stage index (and so its seal) no longer matches it."""
@@ -325,6 +339,11 @@ def test_a_resealed_nested_record_is_caught_by_the_stage_index():
     _verified_as(tampered(DU, gate_decision=gate), F.STAGE_DIGEST_MISMATCH, "trace")
 
 
+@pytest.mark.obligation(
+    "LOCAL-0007/cross_identity_table",
+    "LOCAL-0007/replay_divergence",
+    "ADR-0226/9.8",
+)
 @share(2)
 @given(problem_frames(**ELIGIBLE_ONE_CUE))
 def test_another_cases_gate_is_a_cross_identity_mismatch(frame):
@@ -468,6 +487,12 @@ CROSS = {
 }
 
 
+@pytest.mark.obligation(
+    "LOCAL-0007/cross_identity_table",
+    "LOCAL-0007/replay_divergence",
+    "ADR-0226/8.9",
+    "ADR-0226/9.8",
+)
 @pytest.mark.parametrize("name", sorted(CROSS))
 def test_each_cross_identity_row(name):
     """0007 step 3: a resealed trace whose records no longer bind each other fails exactly
@@ -506,6 +531,12 @@ VERSION_CHANGES = {
 }
 
 
+@pytest.mark.obligation(
+    "LOCAL-0007/trace_versions",
+    "LOCAL-0007/verify_versions",
+    "ADR-0226/9.10",
+    "ADR-0226/9.18",
+)
 @pytest.mark.parametrize("name", sorted(VERSION_CHANGES))
 def test_other_versions_are_version_unsupported(name):
     """0007 steps 1-2, ADR-0226 §9: a trace sealed under other versions is not judged by this
@@ -520,6 +551,7 @@ def test_other_versions_are_version_unsupported(name):
     )
 
 
+@pytest.mark.obligation("LOCAL-0007/verify_structure", "ADR-0226/9.9")
 @pytest.mark.parametrize(
     "value",
     [None, "trace", 0, DU.to_json(), DU.outcome, DU.frame, canonical_json(DU.to_json())],
@@ -546,6 +578,12 @@ def _forged_answer(trace: SealedPracticeTrace, value: int) -> ProofGatedAnswer:
     )
 
 
+@pytest.mark.obligation(
+    "LOCAL-0007/cross_identity_table",
+    "ADR-0226/8.6",
+    "ADR-0226/8.9",
+    "ADR-0226/9.8",
+)
 @pytest.mark.parametrize(
     "trace, forged",
     [
@@ -581,6 +619,7 @@ def test_a_forged_outcome_is_caught_by_verification_and_replay(trace, forged):
 # Loading stored bytes
 
 
+@pytest.mark.obligation("LOCAL-0007/loading", "LOCAL-0007/record_fields")
 @given(any_frames)
 def test_stored_bytes_load_back_to_the_same_trace(frame):
     """0003, 0007 loading: canonical bytes of a produced trace load back equal and re-encode
@@ -646,6 +685,7 @@ BAD_BYTES = {
 }
 
 
+@pytest.mark.obligation("LOCAL-0007/loading", "ADR-0226/9.9")
 @pytest.mark.parametrize("name", sorted(BAD_BYTES))
 def test_bad_bytes_are_undecodable(name):
     """0003, 0007 loading: anything but the canonical bytes of a valid trace is one typed
@@ -657,13 +697,15 @@ def test_bad_bytes_are_undecodable(name):
     assert (failure.code, failure.stage) == (F.UNDECODABLE, "$")
 
 
+@pytest.mark.obligation("LOCAL-0007/loading")
 @pytest.mark.parametrize(
     "change, code, stage",
     [
-        (_set("trace_id", other_digest(DU.trace_id)), F.TRACE_ID_MISMATCH, "SealedPracticeTrace"),
+        (_set("trace_id", other_digest(DU.trace_id)), F.TRACE_ID_MISMATCH, "trace"),
         (_set("outcome.value", 8), F.RECORD_MALFORMED, "ProofGatedAnswer"),
         (_set("outcome.proof_id", "f" * 63), F.RECORD_MALFORMED, "ProofGatedAnswer"),
-        (_set("stage_digests", []), F.RECORD_MALFORMED, "SealedPracticeTrace"),
+        # Loading classifies a defect of the trace record as verification does.
+        (_set("stage_digests", []), F.STAGE_DIGEST_MISMATCH, "trace"),
     ],
     ids=["trace_id", "nested_value", "nested_digest", "stage_index"],
 )
@@ -677,6 +719,7 @@ def test_well_formed_bytes_of_a_broken_record_name_the_defect(change, code, stag
     assert (failure.code, failure.stage) == (code, stage)
 
 
+@pytest.mark.obligation("LOCAL-0007/loading")
 @pytest.mark.parametrize("value", ["{}", bytearray(DATA), memoryview(DATA), None, DU])
 def test_non_bytes_are_undecodable(value):
     """0003: only ``bytes`` are decoded; text, buffers and objects are refused."""
@@ -689,6 +732,7 @@ def test_non_bytes_are_undecodable(value):
 damaged = st.integers(0, len(DATA) - 1).map(lambda cut: DATA[:cut] + DATA[cut + 1 :])
 
 
+@pytest.mark.obligation("LOCAL-0007/loading")
 @share(3)
 @given(st.binary(max_size=64) | damaged)
 def test_arbitrary_or_damaged_bytes_never_raise(data):

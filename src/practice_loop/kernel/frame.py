@@ -35,6 +35,10 @@ UNARY_DELTA_ORGAN = "unary_delta_transition"
 UNARY_DELTA_RELATION = "state_change.unary_delta"
 MAX_SOURCE_LENGTH = 10_000
 MAX_FRAME_SPANS = 256
+# Facts, cues, proposals, bindings and hazards together: each becomes at most a few records
+# downstream (a hazard with no span still becomes a blocker and a residual), so this bounds
+# every trace as the span caps bound its evidence (docs/adr/0005).
+MAX_FRAME_ITEMS = 256
 MAX_EVIDENCE_CHARS = 20_000
 
 
@@ -211,6 +215,10 @@ class ProblemFrame(Record):
                     return "proposals", Defect.REFERENCE_UNKNOWN
         if len(self.source_text) > MAX_SOURCE_LENGTH:
             return "source_text", Defect.TEXT_TOO_LONG
+        items = len(self.facts) + len(self.cues) + len(self.hazards)
+        items += sum(1 + len(proposal.bindings) for proposal in self.proposals)
+        if items > MAX_FRAME_ITEMS:
+            return "$", Defect.SEQUENCE_TOO_LONG
         spans = self.all_spans()
         # A sealed trace repeats the frame's evidence a bounded number of times; these caps
         # keep every trace inside the canonical size profile (docs/adr/0005).

@@ -139,10 +139,16 @@ def check_canonical(payload: object) -> None:
         raise CanonicalizationError(reason, where)
 
 
+# The canonical encoding, in one place: these separators, keys sorted, text as
+# ``json.dumps(ensure_ascii=False)`` writes it. ``dump_checked`` applies it to a whole payload;
+# the record encoder below applies it part by part.
+SEPARATORS = (",", ":")
+
+
 def dump_checked(payload: object) -> bytes:
     """``canonical_json`` without the profile walk, for payloads built from records whose
     fields already passed their checks (each at least as strict as the profile)."""
-    return json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode(
+    return json.dumps(payload, sort_keys=True, separators=SEPARATORS, ensure_ascii=False).encode(
         "utf-8"
     )
 
@@ -508,12 +514,14 @@ def _fields_forms(record: Record) -> tuple[dict[str, Any], dict[str, Any]]:
     return full, (full if shared else lean)
 
 
-# Canonical bytes, built from the parts (docs/adr/0003): a record's bytes are its fields'
-# bytes joined in key order, and a nested record contributes the bytes remembered for it, so
-# each record is encoded once however many records hold it. The result is exactly
-# ``dump_checked(to_json())`` (``tests/cover/test_identity.py`` checks it on every record kind);
-# only records whose fields passed their checks are encoded this way.
+# Canonical bytes, built from the parts (docs/adr/0003): the one encoding of ``SEPARATORS``
+# applied field by field. A record's bytes are its fields' bytes joined in key order, and a
+# nested record contributes the bytes remembered for it, so each record is encoded once however
+# many records hold it. The result is exactly ``dump_checked(to_json())``
+# (``tests/cover/test_identity.py`` checks it on every record kind); only records whose fields
+# passed their checks are encoded this way.
 _encode_text = json.encoder.encode_basestring  # what ``json.dumps(ensure_ascii=False)`` uses
+_COMMA, _COLON = (separator.encode("ascii") for separator in SEPARATORS)
 _BYTES_KEY = "canonical_bytes"
 _Piece = tuple[bytes, bytes, bytes, str]  # key and colon, value with prose, without, name
 _KEYS: dict[type, tuple[tuple[str, bytes], ...]] = {}
@@ -523,7 +531,7 @@ def _keys_in_order(record_type: type) -> tuple[tuple[str, bytes], ...]:
     keys = _KEYS.get(record_type)
     if keys is None:
         names = sorted(_field_names(record_type))
-        keys = tuple((name, _encode_text(name).encode("utf-8") + b":") for name in names)
+        keys = tuple((name, _encode_text(name).encode("utf-8") + _COLON) for name in names)
         _KEYS[record_type] = keys
     return keys
 
@@ -548,10 +556,10 @@ def _value_bytes(value: object) -> tuple[bytes, bytes]:
         return _value_bytes(value.value)
     if kind is tuple or kind is list:
         pairs = [_value_bytes(item) for item in value]  # type: ignore[attr-defined]
-        full = b"[" + b",".join([pair[0] for pair in pairs]) + b"]"
+        full = b"[" + _COMMA.join([pair[0] for pair in pairs]) + b"]"
         if all(pair[0] is pair[1] for pair in pairs):
             return full, full
-        return full, b"[" + b",".join([pair[1] for pair in pairs]) + b"]"
+        return full, b"[" + _COMMA.join([pair[1] for pair in pairs]) + b"]"
     raise CanonicalizationError(CanonicalReason.UNSUPPORTED_TYPE, "$")
 
 
@@ -564,11 +572,11 @@ def _record_pieces(record: Record) -> list[_Piece]:
 
 
 def _joined(pieces: list[_Piece]) -> tuple[bytes, bytes]:
-    full = b"{" + b",".join([key + value for key, value, _, _ in pieces]) + b"}"
+    full = b"{" + _COMMA.join([key + value for key, value, _, _ in pieces]) + b"}"
     if all(value is lean and name != "explanation" for _, value, lean, name in pieces):
         return full, full
     lean_parts = [key + lean for key, _, lean, name in pieces if name != "explanation"]
-    return full, b"{" + b",".join(lean_parts) + b"}"
+    return full, b"{" + _COMMA.join(lean_parts) + b"}"
 
 
 def _record_bytes(record: Record) -> tuple[bytes, bytes]:
@@ -589,7 +597,7 @@ def _identity_bytes(record: Record, pieces: list[_Piece]) -> bytes:
                 parts.append(key + b'""')
             continue
         parts.append(key + lean)
-    return b"{" + b",".join(parts) + b"}"
+    return b"{" + _COMMA.join(parts) + b"}"
 
 
 def _copied(value: object) -> object:

@@ -23,6 +23,7 @@ from .identity import (
     Defect,
     FieldCheck,
     Record,
+    RecordDefect,
     RecordError,
     checked_canonical_bytes,
     code,
@@ -240,6 +241,14 @@ def _structural_failure(trace: object) -> TraceFailure | None:
         return None
     if found.defect is Defect.WRONG_RECORD_TYPE and found.field == "$":
         return TraceFailure(TraceFailureCode.NOT_A_TRACE, "$", found.describe())
+    return _failure_of(found)
+
+
+def _failure_of(found: RecordDefect) -> TraceFailure:
+    """The trace failure a defect of the trace record means; verifying a trace and loading
+    one from bytes classify the same defect the same way (docs/adr/0007)."""
+    if found.record != "SealedPracticeTrace":
+        return TraceFailure(TraceFailureCode.RECORD_MALFORMED, found.record, found.describe())
     if found.field == "trace_id" and found.defect is Defect.IDENTITY_MISMATCH:
         return TraceFailure(TraceFailureCode.TRACE_ID_MISMATCH, "trace", found.describe())
     if found.field == "stage_digests":
@@ -486,14 +495,7 @@ def load_sealed_trace(data: bytes) -> SealedPracticeTrace | TraceVerification:
         payload = decode_canonical(data)
         trace = record_from_json(SealedPracticeTrace, payload)
     except RecordError as error:
-        found = error.found
-        code_ = (
-            TraceFailureCode.TRACE_ID_MISMATCH
-            if (found.record, found.field, found.defect)
-            == ("SealedPracticeTrace", "trace_id", Defect.IDENTITY_MISMATCH)
-            else TraceFailureCode.RECORD_MALFORMED
-        )
-        return TraceVerification(None, (TraceFailure(code_, found.record, found.describe()),))
+        return TraceVerification(None, (_failure_of(error.found),))
     except (CanonicalizationError, TypeError, ValueError) as error:
         failure = TraceFailure(TraceFailureCode.UNDECODABLE, "$", str(error)[:200])
         return TraceVerification(None, (failure,))
