@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 
-from . import __version__
+from . import __version__, vectors
 from .kernel import SealedPracticeTrace, TraceVerification, replay_divergence
 from .render import render_trace
 from .runner import RunSummary, run_file, run_lines
@@ -146,6 +146,8 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("trace_id")
     show.add_argument("--store", type=Path, default=DEFAULT_STORE, help=store_help)
     show.set_defaults(handler=_show)
+
+    vectors.add_subcommand(commands)
     return parser
 
 

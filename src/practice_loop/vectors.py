@@ -111,7 +111,7 @@ from .kernel import (
     search_input_for,
     verify_sealed_trace,
 )
-from .kernel.frame import PROBLEM_FRAME_SCHEMA_VERSION, UNARY_DELTA_ORGAN
+from .kernel.frame import MAX_FRAME_ITEMS, PROBLEM_FRAME_SCHEMA_VERSION, UNARY_DELTA_ORGAN
 from .kernel.gate import GATE_INPUT_SCHEMA_VERSION, gate_input_digest
 from .kernel.identity import (
     MAX_DEPTH,
@@ -158,6 +158,11 @@ _KIND_BY_NAME = {kind.__name__: kind for kind in RECORD_KINDS}
 # Values of closed sets that no input can reach, with why (the meta-test checks each is a
 # real value and that no vector reaches it, so the note cannot go stale unseen).
 UNREACHABLE = {
+    "StageRefusal.loop/trace_unsealable": (
+        "practice_case refuses rather than raise should its records ever fail to seal, but "
+        "the frame's span, evidence and item caps (docs/adr/0005) keep every trace of a "
+        "well-formed frame inside the canonical size profile, so every one seals"
+    ),
     "Defect.not_canonical": (
         "Record.find_defect maps a CanonicalizationError raised by an identity or cross check "
         "to not_canonical, but every field passes its SCHEMA check first and each check is at "
@@ -807,25 +812,6 @@ _sealed_recipe(
     RI,
 )
 
-
-def _crowded_frame(c: _Context) -> ProblemFrame:
-    """runnable_increase's frame with 4090 spanless rate_or_ratio hazards: well formed (a
-    hazard may cite no span, so the span caps do not count them), refused with one blocker
-    per hazard, and sealed with 4090 residuals plus seven other stages: 4097 stage digests,
-    one more than a tuple may hold."""
-    hazards = tuple(FrameHazard(HazardCode.RATE_OR_RATIO, ()) for _ in range(4090))
-    return dataclasses.replace(c[RI].frame, hazards=hazards)
-
-
-_sealed_recipe(
-    _S,
-    "loop-trace-unsealable",
-    "practice_case: a well-formed frame with 4090 spanless hazards (4097 stage digests)",
-    "Genuine Size",
-    "loop.practice_case",
-    lambda c: practice_case(_crowded_frame(c)),
-    RI,
-)
 
 # search_gate.v1 denials (docs/adr/0002).
 
@@ -2321,6 +2307,16 @@ for _name, _comment, _kind, _value_of in (
         "a runnable assessment carrying blockers",
         ContractAssessment,
         lambda c: _tampered(c[RI].assessment, blockers=c[DU].assessment.blockers),
+    ),
+    (
+        "defect-frame-items-beyond-cap",
+        "one spanless hazard more than MAX_FRAME_ITEMS: the span caps do not count it, the "
+        "item cap does, so no frame holds more blockers than a trace can seal (docs/adr/0005)",
+        ProblemFrame,
+        lambda c: _tampered(
+            c[RI].frame,
+            hazards=(FrameHazard(HazardCode.RATE_OR_RATIO, ()),) * (MAX_FRAME_ITEMS + 1),
+        ),
     ),
     (
         "defect-gate-id-replaced",
