@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 
-from . import __version__, vectors
+from . import __version__, gate, vectors
 from .kernel import SealedPracticeTrace, TraceVerification, replay_divergence
 from .render import render_trace
 from .runner import RunSummary, run_file, run_lines
@@ -148,6 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
     show.set_defaults(handler=_show)
 
     vectors.add_subcommand(commands)
+    gate.add_subcommand(commands)
     return parser
 
 

@@ -83,6 +83,8 @@ def _phase_outcome(report: pytest.TestReport) -> str | None:
     """What one phase says about the test; ``None`` for a setup or teardown that passed."""
     xfail = hasattr(report, "wasxfail")
     if report.when == "call":
+        if report.outcome not in ("passed", "failed", "skipped"):
+            return None  # e.g. a "rerun" report; the final report for the test follows it
         if xfail:
             return "xfailed" if report.skipped else "xpassed"
         return report.outcome

@@ -15,7 +15,8 @@ The gate: an obligation in scope passes when at least one test names it and ever
 passed. No test is ``uncovered``; any test failed, errored, skipped, xfailed or xpassed is
 ``failing``. An obligation carrying a ``waiver`` (a property of an ADR's own pull request, which
 no test can show) is listed apart and never gated; a test may not name it. A test that names an id
-the registry does not hold, or any test that failed or errored, fails the gate too.
+the registry does not hold, or a test naming no obligation that failed or errored, fails the gate
+too.
 """
 
 from __future__ import annotations
@@ -271,8 +272,13 @@ class GateVerdict:
         return tuple(s for s in self.gated if s.status != COVERED)
 
     @property
+    def untagged_failures(self) -> tuple[NodeResult, ...]:
+        """Failed tests that name no obligation; a test naming one counts through its status."""
+        return tuple(t for t in self.failed_tests if not t.obligations)
+
+    @property
     def passed(self) -> bool:
-        return not (self.offending or self.unknown or self.waived_named or self.failed_tests)
+        return not (self.offending or self.unknown or self.waived_named or self.untagged_failures)
 
     def count(self, status: str, *, scoped: bool = False) -> int:
         pool = [s for s in self.statuses if self.in_scope(s)] if scoped else self.statuses
@@ -334,9 +340,8 @@ def verdict_lines(verdict: GateVerdict) -> list[str]:
         lines.append(f"  {nodeid}: names {ident!r}, which the registry does not hold")
     for nodeid, ident in verdict.waived_named:
         lines.append(f"  {nodeid}: names waived obligation {ident!r}")
-    for result in verdict.failed_tests:
-        if not result.obligations:
-            lines.append(f"  {result.nodeid}: {result.outcome} (names no obligation)")
+    for result in verdict.untagged_failures:
+        lines.append(f"  {result.nodeid}: {result.outcome} (names no obligation)")
     return lines
 
 
@@ -492,8 +497,7 @@ def matrix_markdown(
         *(f"`{_cell(n)}` names waived obligation `{_cell(i)}`" for n, i in verdict.waived_named),
         *(
             f"`{_cell(r.nodeid)}` {r.outcome} and names no obligation"
-            for r in verdict.failed_tests
-            if not r.obligations
+            for r in verdict.untagged_failures
         ),
     ]
     if problems:

@@ -116,12 +116,25 @@ def _imports(module: str) -> list[tuple[str, int, set[str]]]:
     return found
 
 
+@pytest.mark.obligation("ADR-0226/13.5", "ADR-0228/17.structural_coupling")
 def test_every_kernel_module_is_in_the_order():
     """ARCHITECTURE §2: the kernel is exactly these modules (plus the façade)."""
     modules = {path.stem for path in KERNEL.glob("*.py")} - {"__init__"}
     assert modules == set(ORDER)
 
 
+@pytest.mark.obligation(
+    "ADR-0228/17.14",
+    "ADR-0228/17.15",
+    "ADR-0231/18.21",
+    "ADR-0226/8.5",
+    "ADR-0226/8.10",
+    "ADR-0226/8.12",
+    "ADR-0226/13.9",
+    "ADR-0226/13.11",
+    "ADR-0228/17.structural_coupling",
+    "ADR-0231/18.static_coupling",
+)
 @pytest.mark.parametrize("module", ORDER)
 def test_kernel_imports_only_the_allowed_standard_library(module):
     """ADR-0228 §15, §17.15: no I/O, clock, random, environment, process or dynamic import."""
@@ -131,6 +144,7 @@ def test_kernel_imports_only_the_allowed_standard_library(module):
             assert target.split(".")[0] in sys.stdlib_module_names | {"__future__"}
 
 
+@pytest.mark.obligation("ADR-0228/17.16", "ADR-0226/13.5", "ADR-0228/17.structural_coupling")
 @pytest.mark.parametrize("module", ORDER)
 def test_imports_point_only_up_the_order(module):
     """ARCHITECTURE §2, ADR-0228 §17.16: no reverse dependency."""
@@ -142,6 +156,14 @@ def test_imports_point_only_up_the_order(module):
             assert level == 0, (module, "uses a parent-relative import")
 
 
+@pytest.mark.obligation(
+    "ADR-0228/17.14",
+    "ADR-0228/17.15",
+    "ADR-0231/18.21",
+    "ADR-0226/8.10",
+    "ADR-0226/13.9",
+    "ADR-0231/18.static_coupling",
+)
 @pytest.mark.parametrize("module", ORDER)
 def test_no_forbidden_builtin_is_called(module):
     """ADR-0228 §15, §17.15: no file, console, eval or dynamic-import builtins."""
@@ -150,6 +172,12 @@ def test_no_forbidden_builtin_is_called(module):
             assert node.func.id not in FORBIDDEN_CALLS, (module, node.func.id, node.lineno)
 
 
+@pytest.mark.obligation(
+    "ADR-0228/17.17",
+    "ADR-0228/17.structural_coupling",
+    "LOCAL-0004/imports",
+    "LOCAL-0006/authority_calls",
+)
 def test_search_run_depends_only_on_value_types():
     """ADR-0228 §15: record types from upstream, never their producers."""
     for target, level, names in _imports("search_run"):
@@ -161,6 +189,13 @@ def test_search_run_depends_only_on_value_types():
     assert not used & PRODUCERS
 
 
+@pytest.mark.obligation(
+    "ADR-0231/18.20",
+    "ADR-0231/18.21",
+    "ADR-0231/18.static_coupling",
+    "LOCAL-0008/run_binding",
+    "LOCAL-0006/authority_calls",
+)
 def test_operator_depends_only_on_value_types():
     """ADR-0231 §16, §18.20-22: values in, no producer, no replay, no run lifecycle calls."""
     for target, level, names in _imports("operators"):
@@ -173,6 +208,7 @@ def test_operator_depends_only_on_value_types():
     assert not used & (PRODUCERS | {"open_search_run", "record_attempts"})
 
 
+@pytest.mark.obligation("ADR-0231/18.22")
 def test_no_module_imports_the_operator_upstream():
     """ADR-0231 §5, §18.22: no reverse dependency into the operator boundary."""
     for module in ORDER[: ORDER.index("operators")]:
@@ -180,6 +216,7 @@ def test_no_module_imports_the_operator_upstream():
         assert "operators" not in targets, module
 
 
+@pytest.mark.obligation("ADR-0228/17.16")
 def test_upstream_modules_never_import_the_search_run():
     """ADR-0228 §17.16: budget, gate, residual, assessment do not reach the run."""
     for module in ["assessment", "residual", "gate", "budget"]:
@@ -187,6 +224,7 @@ def test_upstream_modules_never_import_the_search_run():
         assert "search_run" not in targets
 
 
+@pytest.mark.obligation("ADR-0228/17.15", "ADR-0231/18.21")
 def test_importing_the_kernel_loads_only_the_standard_library():
     """Issue 2: ``import practice_loop.kernel`` pulls in nothing outside the stdlib."""
     script = (

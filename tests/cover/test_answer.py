@@ -128,6 +128,7 @@ def _reconstruction_for(frame, assessment, cue: GroundedUnaryDeltaCue) -> Candid
 # The two ways an answer exists
 
 
+@pytest.mark.obligation("LOCAL-0008/answer_direct", "LOCAL-0008/answer_practice")
 def test_the_shipped_examples_answer_through_each_path():
     """ADR-0226 §6: direction_unbound answers 7 through practice; runnable_increase 11
     directly."""
@@ -154,6 +155,7 @@ garbage = st.one_of(
 )
 
 
+@pytest.mark.obligation("ADR-0226/9.9", "LOCAL-0008/answer_only_place")
 @given(garbage)
 def test_garbage_frame_is_input_malformed(value):
     """ARCHITECTURE §2: a value that is not a well-formed frame is a typed refusal."""
@@ -161,6 +163,11 @@ def test_garbage_frame_is_input_malformed(value):
     assert refusal.original_contract_assessment_id == DU_ASSESSMENT.assessment_id
 
 
+@pytest.mark.obligation(
+    "ADR-0226/9.9",
+    "LOCAL-0008/answer_only_place",
+    "LOCAL-0003/unvalidated_identity",
+)
 @given(garbage.filter(lambda v: v is not DU_ASSESSMENT))
 def test_garbage_assessment_is_input_malformed_and_names_nothing(value):
     """ARCHITECTURE §2: a refusal carries only the identities it could validate."""
@@ -169,24 +176,28 @@ def test_garbage_assessment_is_input_malformed_and_names_nothing(value):
     assert refusal.original_contract_assessment_id is None
 
 
+@pytest.mark.obligation("ADR-0226/9.9", "LOCAL-0008/answer_only_place")
 @given(garbage.filter(lambda v: v is not RI_PROOF and v is not None))
 def test_garbage_direct_proof_is_input_malformed(value):
     """ARCHITECTURE §2: a direct proof that is not a well-formed ProofRecord is refused."""
     _refused(decide_answer(RI_FRAME, RI_ASSESSMENT, direct_proof=value), "input_malformed")
 
 
+@pytest.mark.obligation("ADR-0226/9.9", "LOCAL-0008/answer_only_place")
 @given(garbage.filter(lambda v: v is not DU_REPLAY))
 def test_garbage_inside_replays_is_input_malformed(value):
     """ARCHITECTURE §2: every replay must be a well-formed ReplayResult or ReplayRefusal."""
     _refused(decide_answer(DU_FRAME, DU_ASSESSMENT, replays=(DU_REPLAY, value)), "input_malformed")
 
 
+@pytest.mark.obligation("ADR-0226/9.9", "LOCAL-0008/answer_only_place")
 @pytest.mark.parametrize("replays", [[DU_REPLAY], DU_REPLAY, None, "replays"])
 def test_replays_that_are_not_a_tuple_are_input_malformed(replays):
     """docs/adr/0003: sequences are exact tuples; a list of genuine replays is refused."""
     _refused(decide_answer(DU_FRAME, DU_ASSESSMENT, replays=replays), "input_malformed")
 
 
+@pytest.mark.obligation("LOCAL-0003/stages_reinspect", "LOCAL-0008/answer_only_place")
 def test_tampered_records_are_input_malformed():
     """docs/adr/0003: a record altered after construction no longer validates."""
     broken = {
@@ -207,12 +218,14 @@ def test_tampered_records_are_input_malformed():
 # evidence_mismatch
 
 
+@pytest.mark.obligation("LOCAL-0008/answer_only_place")
 def test_assessment_of_another_frame_is_evidence_mismatch():
     """ADR-0226 §10 evidence fidelity: the assessment must judge the very frame given."""
     _refused(decide_answer(DU_FRAME, RI_ASSESSMENT, direct_proof=RI_PROOF), "evidence_mismatch")
     _refused(decide_answer(RI_FRAME, DU_ASSESSMENT, replays=(DU_REPLAY,)), "evidence_mismatch")
 
 
+@pytest.mark.obligation("LOCAL-0008/answer_only_place", "ADR-0226/8.6")
 @pytest.mark.parametrize(
     "field", ["problem_frame_digest", "original_contract_assessment_id"], ids=str
 )
@@ -224,6 +237,7 @@ def test_replay_bound_to_another_case_is_evidence_mismatch(field):
     _refused(decide_answer(DU_FRAME, DU_ASSESSMENT, replays=(forged,)), "evidence_mismatch")
 
 
+@pytest.mark.obligation("LOCAL-0008/answer_only_place", "ADR-0226/8.6")
 @given(problem_frames(**ELIGIBLE_ONE_CUE))
 def test_genuine_replay_of_another_frame_is_evidence_mismatch(frame):
     """ADR-0226 §7E: a genuine replay of one case cannot support an answer to another."""
@@ -232,6 +246,7 @@ def test_genuine_replay_of_another_frame_is_evidence_mismatch(frame):
     _refused(outcome, "evidence_mismatch")
 
 
+@pytest.mark.obligation("ADR-0226/8.1", "ADR-0226/13.4", "LOCAL-0008/answer_only_place")
 def test_assessment_the_organ_does_not_give_is_evidence_mismatch():
     """ADR-0226 §8.1: only the organ's own judgement of this frame counts. A refused record
     resealed with its blockers doubled, and a runnable one forged for a refused frame, name
@@ -246,6 +261,7 @@ def test_assessment_the_organ_does_not_give_is_evidence_mismatch():
     _refused(decide_answer(DU_FRAME, runnable), "evidence_mismatch")
 
 
+@pytest.mark.obligation("LOCAL-0008/answer_direct")
 def test_direct_proof_with_a_refused_assessment_is_evidence_mismatch():
     """ADR-0226 §6: a refused assessment has no direct proof; one handed in is mismatched."""
     proof_of_this_frame = ProofRecord.sealed(
@@ -260,6 +276,7 @@ def test_direct_proof_with_a_refused_assessment_is_evidence_mismatch():
         _refused(outcome, "evidence_mismatch")
 
 
+@pytest.mark.obligation("ADR-0226/8.6", "LOCAL-0008/answer_direct")
 def test_direct_proof_the_organ_does_not_give_is_evidence_mismatch():
     """ADR-0226 §8.6: the direct proof is re-run; a forged closed proof for this assessment
     (another value, resealed) does not reproduce."""
@@ -271,6 +288,7 @@ def test_direct_proof_the_organ_does_not_give_is_evidence_mismatch():
 # The direct path
 
 
+@pytest.mark.obligation("ADR-0226/8.4", "LOCAL-0008/answer_direct")
 @pytest.mark.parametrize("replay", [REPLAY_REFUSAL, "rebound_result"])
 def test_replays_on_a_runnable_assessment_are_search_on_runnable(replay):
     """ADR-0226 §6, §8.4: a runnable case takes the existing path and is never searched."""
@@ -286,6 +304,7 @@ def test_replays_on_a_runnable_assessment_are_search_on_runnable(replay):
     _refused(outcome, "search_on_runnable")
 
 
+@pytest.mark.obligation("ADR-0226/8.6", "ADR-0226/9.15", "LOCAL-0008/answer_direct")
 def test_runnable_without_proof_is_direct_proof_missing():
     """ADR-0226 §8.6: a runnable contract is not an answer until its proof closes."""
     refusal = _refused(decide_answer(RI_FRAME, RI_ASSESSMENT), "direct_proof_missing")
@@ -293,6 +312,7 @@ def test_runnable_without_proof_is_direct_proof_missing():
     assert refusal.original_contract_assessment_id == RI_ASSESSMENT.assessment_id
 
 
+@pytest.mark.obligation("ADR-0226/8.6", "LOCAL-0008/answer_direct")
 def test_the_proof_refused_example_is_direct_proof_refused():
     """ADR-0226 §8.6: 3 marbles, 8 lost; the contract closes but the count would go negative."""
     frame = proof_refused().frame
@@ -301,6 +321,7 @@ def test_the_proof_refused_example_is_direct_proof_refused():
     _refused(outcome, "direct_proof_refused", "result_non_negative")
 
 
+@pytest.mark.obligation("ADR-0226/8.6", "LOCAL-0008/answer_direct")
 @given(problem_frames(**RUNNABLE))
 def test_direct_outcome_is_what_the_values_entail(frame):
     """ADR-0226 §6, §8.6: closed proof gives initial ± delta; a refused proof names each
@@ -323,6 +344,13 @@ def test_direct_outcome_is_what_the_values_entail(frame):
 # original_refusal_stands
 
 
+@pytest.mark.obligation(
+    "ADR-0226/8.8",
+    "ADR-0226/13.6",
+    "ADR-0228/16.12",
+    "LOCAL-0008/answer_practice",
+    "LOCAL-0006/refusal_distinct",
+)
 @given(problem_frames(**ELIGIBLE_ONE_CUE))
 def test_only_unclosed_replays_leave_the_original_refusal_standing(frame):
     """ADR-0226 §8.8: contract_refused, proof_refused and adapter refusals are no closure."""
@@ -336,6 +364,13 @@ def test_only_unclosed_replays_leave_the_original_refusal_standing(frame):
         _refused(outcome, "original_refusal_stands", *_blockers(assessment))
 
 
+@pytest.mark.obligation(
+    "ADR-0226/8.7",
+    "ADR-0226/8.8",
+    "ADR-0226/13.7",
+    "LOCAL-0008/answer_practice",
+    "LOCAL-0006/refusal_distinct",
+)
 @pytest.mark.parametrize("replays", [(), (REPLAY_REFUSAL,), (REPLAY_REFUSAL, REPLAY_REFUSAL)])
 def test_no_replay_or_only_adapter_refusals_leave_the_refusal_standing(replays):
     """ADR-0226 §8.7-8: exhaustion and adapter refusals are not refutation, nor closure."""
@@ -385,6 +420,7 @@ def _replay_over(candidate_frame, verdict=None, **binding) -> ReplayResult:
     )
 
 
+@pytest.mark.obligation("ADR-0226/8.6", "LOCAL-0008/answer_practice")
 def test_candidate_adding_a_binding_to_another_role_is_not_reproducible():
     """ADR-0226 §7E, §8.6: the frame lacks direction and target; a forged replay adds the
     target (not the direction) and claims closure with a runnable assessment and closed proof
@@ -405,6 +441,7 @@ def test_candidate_adding_a_binding_to_another_role_is_not_reproducible():
     _refused(outcome, "replay_not_reproducible", "direction_unbound", "target_unbound")
 
 
+@pytest.mark.obligation("ADR-0226/8.6", "LOCAL-0008/answer_practice")
 def test_candidate_that_differs_elsewhere_is_not_reproducible():
     """ADR-0226 §7E: the candidate must be the original plus one binding. Here it also
     changes the initial fact (12 to 20); the organ's own verdict of that frame closes at 15,
@@ -417,6 +454,7 @@ def test_candidate_that_differs_elsewhere_is_not_reproducible():
     _refused(outcome, "replay_not_reproducible", "direction_unbound")
 
 
+@pytest.mark.obligation("ADR-0226/8.6", "LOCAL-0008/answer_practice")
 def test_closure_the_organ_does_not_give_is_not_reproducible():
     """ADR-0226 §8.6: the target is counted in pears, so the genuine replay is
     contract_refused(unit_mismatch); a forged runnable assessment and closed proof over the
@@ -436,6 +474,7 @@ def test_closure_the_organ_does_not_give_is_not_reproducible():
     _refused(outcome, "replay_not_reproducible", "direction_unbound")
 
 
+@pytest.mark.obligation("ADR-0226/8.6", "LOCAL-0008/answer_practice")
 def test_proof_the_organ_does_not_give_is_not_reproducible():
     """ADR-0226 §8.6: 12 apples, 50 eaten: the genuine replay's proof refuses; a forged closed
     proof (value 0) over the organ's own runnable assessment does not reproduce."""
@@ -495,6 +534,7 @@ UNGROUNDED = {
 }
 
 
+@pytest.mark.obligation("ADR-0226/8.6", "ADR-0226/13.8", "LOCAL-0008/answer_practice")
 @pytest.mark.parametrize("name", sorted(UNGROUNDED))
 def test_candidate_direction_not_grounded_in_a_frame_cue_is_not_reproducible(name):
     """ADR-0231 §6, ADR-0226 §8.6 and §10 wrong-zero, docs/adr/0008: the added binding must be
@@ -514,6 +554,7 @@ def test_candidate_direction_not_grounded_in_a_frame_cue_is_not_reproducible(nam
     _refused(outcome, "replay_not_reproducible", "direction_unbound")
 
 
+@pytest.mark.obligation("ADR-0226/8.6", "LOCAL-0008/answer_practice")
 def test_a_forged_replay_beside_a_genuine_one_is_not_reproducible():
     """ADR-0226 §7E: every closed replay is re-checked, not only the first."""
     candidate = DU_REPLAY.candidate_frame
@@ -545,6 +586,7 @@ def _two_cue_replays(frame):
     return assessment, replays
 
 
+@pytest.mark.obligation("ADR-0226/9.14", "LOCAL-0008/answer_practice")
 def test_closed_candidates_with_different_values_disagree():
     """ADR-0226 §7E: "were eaten" (decrease, 7) and a second cue "Then" read as increase (17)
     both close; with no uniqueness rule the refusal stands as candidates_disagree."""
@@ -561,6 +603,7 @@ def test_closed_candidates_with_different_values_disagree():
     _refused(outcome, "candidates_disagree", "direction_unbound")
 
 
+@pytest.mark.obligation("ADR-0226/9.14", "LOCAL-0008/answer_practice")
 @given(problem_frames(**{**ELIGIBLE_ONE_CUE, "cue_count": 2, "units_agree": True}))
 def test_opposite_closed_candidates_always_disagree(frame):
     """ADR-0226 §7E: whenever increase and decrease both close with delta > 0, the answer is
@@ -586,6 +629,7 @@ def test_opposite_closed_candidates_always_disagree(frame):
         _refused(outcome, "candidates_disagree", *_blockers(assessment))
 
 
+@pytest.mark.obligation("LOCAL-0008/answer_practice", "LOCAL-0008/answer_record")
 def test_agreeing_closed_candidates_answer_once_naming_every_replay():
     """ADR-0226 §7E: closed candidates that agree license one answer citing all of them."""
     outcome = decide_answer(DU_FRAME, DU_ASSESSMENT, replays=(DU_REPLAY, REPLAY_REFUSAL, DU_REPLAY))
@@ -600,6 +644,7 @@ ANSWER = decide_answer(DU_FRAME, DU_ASSESSMENT, replays=(DU_REPLAY,))
 DIRECT = decide_answer(RI_FRAME, RI_ASSESSMENT, direct_proof=RI_PROOF)
 
 
+@pytest.mark.obligation("LOCAL-0008/answer_record")
 @pytest.mark.parametrize(
     "record, changes",
     [
@@ -634,6 +679,7 @@ def _answer_id_by_hand(answer: ProofGatedAnswer) -> str:
     return hashlib.sha256(raw.encode("utf-8")).hexdigest()
 
 
+@pytest.mark.obligation("LOCAL-0008/answer_record", "LOCAL-0003/blanked_self_seal")
 @given(problem_frames(**RUNNABLE), st.text())
 def test_answer_id_hashes_every_field_but_prose(frame, note):
     """docs/adr/0003 blanked self-seal: answer_id is the SHA-256 of every field but the
@@ -647,6 +693,7 @@ def test_answer_id_hashes_every_field_but_prose(frame, note):
         assert rewritten.answer_id == answer.answer_id
 
 
+@pytest.mark.obligation("LOCAL-0008/answer_record")
 @pytest.mark.parametrize("answer", [ANSWER, DIRECT], ids=["practice", "direct"])
 def test_every_identity_field_changes_the_answer_id(answer):
     """docs/adr/0003: each load-bearing field takes part in the identity."""
@@ -663,6 +710,7 @@ def test_every_identity_field_changes_the_answer_id(answer):
         assert changed.answer_id == _answer_id_by_hand(changed)
 
 
+@pytest.mark.obligation("LOCAL-0008/answer_record", "LOCAL-0003/records_validate")
 @pytest.mark.parametrize(
     "changes, field, defect",
     [
@@ -682,6 +730,7 @@ def test_answer_record_refuses_malformed_fields(changes, field, defect):
     assert (raised.value.found.field, raised.value.found.defect) == (field, defect)
 
 
+@pytest.mark.obligation("LOCAL-0008/answer_record", "LOCAL-0003/blanked_self_seal")
 def test_refusal_id_ignores_prose_and_binds_the_case():
     """docs/adr/0003: an AnswerRefusal self-seals every field but its explanation."""
     refusal = _refused(decide_answer(RI_FRAME, RI_ASSESSMENT), "direct_proof_missing")
@@ -699,6 +748,7 @@ def test_refusal_id_ignores_prose_and_binds_the_case():
     )
 
 
+@pytest.mark.obligation("LOCAL-0008/answer_only_place")
 def test_deciding_leaves_every_input_untouched():
     """ADR-0226 §3.4, §7E: the answer stage consumes records and never rewrites them."""
     inputs = (DU_FRAME, DU_ASSESSMENT, DU_REPLAY, RI_FRAME, RI_ASSESSMENT, RI_PROOF)

@@ -126,6 +126,11 @@ def frames_any_relation(draw: st.DrawFn) -> ProblemFrame:
 # The organ's judgement
 
 
+@pytest.mark.obligation(
+    "ADR-0226/8.1",
+    "LOCAL-0005/blocker_order",
+    "LOCAL-0005/runnable_iff_no_blocker",
+)
 @given(frames_any_relation())
 def test_blockers_follow_the_contract_in_fixed_order(frame: ProblemFrame) -> None:
     """ADR-0226 §8.1/§9: every blocker of the contract in one stable order; runnable iff none."""
@@ -136,6 +141,7 @@ def test_blockers_follow_the_contract_in_fixed_order(frame: ProblemFrame) -> Non
     assert assessment.problem_frame_digest == problem_frame_digest(frame)
 
 
+@pytest.mark.obligation("LOCAL-0005/direction_cue_spans")
 @given(problem_frames(proposal_count=1, bound_roles={Role.INITIAL, Role.DELTA}, cue_count=2))
 def test_missing_direction_carries_cue_spans_after_bound_spans(frame: ProblemFrame) -> None:
     """ADR-0231 §6/§13: an unbound direction cites every grounded cue span, after bound spans."""
@@ -169,6 +175,7 @@ def test_every_recipe_has_an_expectation() -> None:
     assert set(RECIPE_BLOCKERS) | {GateReason.UNCLASSIFIED_RESIDUAL} == set(FRAME_RECIPES)
 
 
+@pytest.mark.obligation("LOCAL-0005/blocker_order")
 @given(st.sampled_from(sorted(RECIPE_BLOCKERS, key=lambda r: r.value)), st.data())
 def test_each_recipe_gives_its_blocker_codes(reason: GateReason, data: st.DataObject) -> None:
     """ADR-0226 §7A: each frame recipe reaches exactly its blocker codes."""
@@ -183,6 +190,7 @@ def test_each_recipe_gives_its_blocker_codes(reason: GateReason, data: st.DataOb
         assert assessment.blockers[0].evidence_spans == ()
 
 
+@pytest.mark.obligation("LOCAL-0005/blocker_order")
 @given(problem_frames(**FRAME_RECIPES[GateReason.UNCLASSIFIED_RESIDUAL]))
 def test_hazard_recipe_leads_with_the_hazard_blocker(frame: ProblemFrame) -> None:
     """ADR-0226 §7B: a hazard blocks first, carrying the hazard's own evidence spans."""
@@ -198,6 +206,7 @@ def test_hazard_recipe_leads_with_the_hazard_blocker(frame: ProblemFrame) -> Non
 # Identity and determinism
 
 
+@pytest.mark.obligation("LOCAL-0003/blanked_self_seal")
 @given(frames_any_relation(), st.text(st.characters(codec="utf-8"), max_size=30))
 def test_assessment_id_matches_oracle_and_ignores_explanation(
     frame: ProblemFrame, prose: str
@@ -211,6 +220,7 @@ def test_assessment_id_matches_oracle_and_ignores_explanation(
         assert altered.find_defect() is None
 
 
+@pytest.mark.obligation("ADR-0226/9.5")
 @given(frames_any_relation())
 def test_assessing_twice_gives_equal_bytes_and_leaves_the_frame(frame: ProblemFrame) -> None:
     """ADR-0226 §9 / ARCHITECTURE §2: same frame, same bytes; the input frame is not mutated."""
@@ -257,6 +267,7 @@ def assert_frame_malformed(result: object, defect: Defect) -> None:
     assert result.refusal_id == oracle.refusal_id(result)
 
 
+@pytest.mark.obligation("ADR-0226/9.9", "LOCAL-0005/runnable_iff_no_blocker")
 @pytest.mark.parametrize("value", [None, {}, {"schema_version": "problem_frame.v1"}, 0, "frame"])
 def test_non_frames_are_refused(value: object) -> None:
     """ADR-0226 §9 / ARCHITECTURE §2: malformed input is a typed refusal, never an exception."""
@@ -312,6 +323,7 @@ TAMPERINGS = [
 ]
 
 
+@pytest.mark.obligation("ADR-0226/9.9", "LOCAL-0003/stages_reinspect")
 @given(
     problem_frames(proposal_count=1, bound_roles={Role.INITIAL}, fact_count=2),
     st.sampled_from(TAMPERINGS),
@@ -323,12 +335,14 @@ def test_tampered_frames_are_refused_with_exact_defect(frame: ProblemFrame, case
     assert_frame_malformed(assess(altered), defect)
 
 
+@pytest.mark.obligation("ADR-0226/9.9")
 @given(st.one_of(st.none(), st.integers(), st.text(), st.binary(), st.lists(st.integers())))
 def test_assess_never_raises_on_garbage(value: object) -> None:
     """ARCHITECTURE §2: a stage never raises on bad input."""
     assert_frame_malformed(assess(value), Defect.WRONG_RECORD_TYPE)  # type: ignore[arg-type]
 
 
+@pytest.mark.obligation("LOCAL-0003/stages_reinspect")
 def test_emptied_frame_is_refused_not_raised() -> None:
     """identity.inspect_record: a frame with emptied slots is refused as WRONG_TYPE."""
     assert_frame_malformed(assess(object.__new__(ProblemFrame)), Defect.WRONG_TYPE)
@@ -338,6 +352,7 @@ def test_emptied_frame_is_refused_not_raised() -> None:
 # ContractAssessment construction
 
 
+@pytest.mark.obligation("ADR-0226/13.4", "LOCAL-0005/runnable_iff_no_blocker")
 @given(problem_frames(**FRAME_RECIPES[GateReason.ELIGIBLE_MISSING_ROLE]))
 def test_runnable_with_blockers_is_refused(frame: ProblemFrame) -> None:
     """ARCHITECTURE §2: runnable exactly when no blocker; RUNNABLE with one is inconsistent."""
@@ -349,6 +364,7 @@ def test_runnable_with_blockers_is_refused(frame: ProblemFrame) -> None:
     )
 
 
+@pytest.mark.obligation("LOCAL-0003/records_validate", "LOCAL-0003/sealing")
 @given(st.sampled_from(AssessmentStatus), digests, digests)
 def test_wrong_assessment_id_is_refused(
     status: AssessmentStatus, frame_digest: str, wrong: str
@@ -388,6 +404,7 @@ def test_refused_without_blockers_is_representable() -> None:
     assert record.assessment_id == oracle.assessment_id(record)
 
 
+@pytest.mark.obligation("LOCAL-0003/records_validate")
 @pytest.mark.parametrize(
     ("field", "value", "defect"),
     [
@@ -416,6 +433,7 @@ def test_assessment_field_defects(field: str, value: object, defect: Defect) -> 
     assert caught.value.found == RecordDefect("ContractAssessment", field, defect)
 
 
+@pytest.mark.obligation("LOCAL-0003/records_validate")
 def test_blocker_code_must_be_a_member() -> None:
     """ARCHITECTURE §2 (enums): a blocker's code is a BlockerCode member, not a bare string."""
     with pytest.raises(RecordError) as caught:
@@ -423,6 +441,7 @@ def test_blocker_code_must_be_a_member() -> None:
     assert caught.value.found == RecordDefect("Blocker", "code", Defect.UNKNOWN_ENUM_VALUE)
 
 
+@pytest.mark.obligation("LOCAL-0005/blocker_order")
 def test_one_state_of_one_entity():
     """docs/adr/0005: initial and delta are two facts, and facts and question share the
     entity; otherwise the contract refuses (role_conflict, entity_mismatch)."""

@@ -119,6 +119,7 @@ def _assert_no_gate(budget: Any) -> None:
     assert budget.evidence_spans == ()
 
 
+@pytest.mark.obligation("LOCAL-0005/budget_codes")
 def test_vocabulary_is_closed() -> None:
     """ADR-0227 §5, §6: the four statuses, the policy version and the fail-closed reasons."""
     assert [s.value for s in ComputeBudgetStatus] == [
@@ -140,6 +141,13 @@ def test_vocabulary_is_closed() -> None:
     }
 
 
+@pytest.mark.obligation(
+    "ADR-0227/13.4",
+    "ADR-0227/8.eligible_missing_role",
+    "ADR-0227/8.eligible_missing_relation",
+    "ADR-0227/8.eligible_missing_proposal",
+    "ADR-0227/8.eligible_target_unbound",
+)
 def test_v1_table_is_the_adr_table() -> None:
     """ADR-0227 §8: compute_budget.v1 holds exactly the four ELIGIBLE rows, each allowed."""
     rows = [
@@ -162,6 +170,13 @@ def test_v1_table_is_the_adr_table() -> None:
 # The §8 table, row by row
 
 
+@pytest.mark.obligation(
+    "ADR-0227/8.eligible_missing_role",
+    "ADR-0227/8.eligible_missing_relation",
+    "ADR-0227/8.eligible_missing_proposal",
+    "ADR-0227/8.eligible_target_unbound",
+    "LOCAL-0005/budget_codes",
+)
 @pytest.mark.parametrize(
     "gate_reason, reason_code, candidates, depth, steps, parallelism",
     ADR_0227_TABLE,
@@ -232,6 +247,12 @@ NON_ELIGIBLE = [
 ]
 
 
+@pytest.mark.obligation(
+    "ADR-0227/8.non_eligible",
+    "ADR-0227/13.5",
+    "ADR-0226/8.4",
+    "LOCAL-0005/budget_codes",
+)
 @pytest.mark.parametrize("gate_status, source", NON_ELIGIBLE)
 @share(8)
 @given(data=st.data())
@@ -254,6 +275,7 @@ def test_non_eligible_gate_is_blocked_with_zero_limits(
     assert budget.evidence_spans == gate.evidence_spans
 
 
+@pytest.mark.obligation("ADR-0227/8.eligible_unknown_code")
 @share(4)
 @given(
     chain=eligible_chains(),
@@ -295,6 +317,11 @@ budgets = st.one_of(
 """Budgets of every status and reason, including those with blank gate fields."""
 
 
+@pytest.mark.obligation(
+    "ADR-0227/13.3",
+    "LOCAL-0003/budget_id_payload",
+    "LOCAL-0003/value_encoding",
+)
 @share(3)
 @given(budget=budgets)
 def test_budget_id_is_the_adr_payload(budget: ComputeBudgetDecision) -> None:
@@ -305,6 +332,7 @@ def test_budget_id_is_the_adr_payload(budget: ComputeBudgetDecision) -> None:
     assert budget.status is not ZERO  # v1 registers no zero row
 
 
+@pytest.mark.obligation("ADR-0227/13.3", "LOCAL-0003/budget_id_payload")
 @share(4)
 @given(
     chain=chains(),
@@ -346,6 +374,7 @@ CHANGES: list[tuple[str, Callable[[Any], Any]]] = [
 ]
 
 
+@pytest.mark.obligation("ADR-0226/9.18", "LOCAL-0003/budget_id_payload")
 @pytest.mark.parametrize("field, change", CHANGES, ids=[name for name, _ in CHANGES])
 @share(12)
 @given(chain=eligible_chains())
@@ -417,6 +446,7 @@ MALFORMED_GATES: list[tuple[str, Callable[[Any], Any]]] = [
 ]
 
 
+@pytest.mark.obligation("ADR-0227/13.5", "ADR-0226/9.9")
 @pytest.mark.parametrize(
     "corrupt", [c for _, c in MALFORMED_GATES], ids=[n for n, _ in MALFORMED_GATES]
 )
@@ -430,6 +460,7 @@ def test_malformed_gate_is_unassessable(corrupt: Callable[[Any], Any], chain: Ch
     assert budget.policy_version == "compute_budget.v1"
 
 
+@pytest.mark.obligation("ADR-0227/13.5")
 @share(6)
 @given(
     chain=chains(), bad=malformed_digests, field=st.sampled_from(["decision_id", "input_digest"])
@@ -455,6 +486,7 @@ IDENTITY_CHANGES: list[tuple[str, Callable[[Any], Any]]] = [
 ]
 
 
+@pytest.mark.obligation("ADR-0227/13.5", "ADR-0226/9.11")
 @pytest.mark.parametrize(
     "corrupt", [c for _, c in IDENTITY_CHANGES], ids=[n for n, _ in IDENTITY_CHANGES]
 )
@@ -471,6 +503,7 @@ def test_gate_whose_identity_does_not_reproduce(
     _assert_no_gate(budget)
 
 
+@pytest.mark.obligation("ADR-0227/13.5", "ADR-0226/9.10")
 @share(6)
 @given(chain=chains(), version=st.sampled_from(["search_gate.v2", "search_gate.v10", "gate.v1"]))
 def test_unsupported_gate_policy_is_unassessable(chain: Chain, version: str) -> None:
@@ -534,6 +567,7 @@ UNSUPPORTED_POLICIES = [
 ]
 
 
+@pytest.mark.obligation("ADR-0227/13.4", "ADR-0226/9.10")
 @pytest.mark.parametrize("policy, shown_version", UNSUPPORTED_POLICIES)
 @share(12)
 @given(chain=chains())
@@ -546,6 +580,7 @@ def test_unsupported_policy_is_unassessable(policy: Any, shown_version: str, cha
         assert budget.policy_version == shown_version
 
 
+@pytest.mark.obligation("LOCAL-0005/budget_codes")
 @share(6)
 @given(chain=chains(GateReason.ELIGIBLE_MISSING_ROLE))
 def test_budget_zero_needs_an_unregistered_zero_row(chain: Chain) -> None:
@@ -561,6 +596,7 @@ def test_budget_zero_needs_an_unregistered_zero_row(chain: Chain) -> None:
         assert budget.policy_version == version
 
 
+@pytest.mark.obligation("ADR-0227/13.4")
 @share(6)
 @given(chain=chains())
 def test_an_equal_copy_of_v1_is_honoured(chain: Chain) -> None:
@@ -586,6 +622,7 @@ class _RaisingVersion:
         raise ValueError("no version")
 
 
+@pytest.mark.obligation("ADR-0227/13.5", "ADR-0226/9.9")
 @pytest.mark.parametrize(
     "policy",
     [_RaisingAttributes(), _RaisingVersion()],
@@ -615,6 +652,7 @@ garbage = st.one_of(
 )
 
 
+@pytest.mark.obligation("ADR-0227/13.5", "ADR-0226/9.9")
 @given(gate=garbage, policy=st.one_of(st.just(COMPUTE_BUDGET_V1), garbage))
 def test_garbage_never_raises(gate: object, policy: object) -> None:
     """ADR-0227 §13.5: decide_compute_budget always answers; garbage fails closed."""
@@ -654,6 +692,7 @@ ROW_DEFECTS: list[tuple[str, str, ComputeBudgetStatus, tuple[int, int, int, int]
 ]
 
 
+@pytest.mark.obligation("ADR-0227/13.4")
 @pytest.mark.parametrize(
     "gate_reason, status, limits", [r[1:] for r in ROW_DEFECTS], ids=[r[0] for r in ROW_DEFECTS]
 )
@@ -668,12 +707,14 @@ def test_policy_row_refuses_inconsistent_values(
     assert found.defect is Defect.INCONSISTENT_FIELDS
 
 
+@pytest.mark.obligation("LOCAL-0005/budget_codes")
 def test_policy_row_accepts_the_two_lawful_shapes() -> None:
     """ADR-0227 §8: an ALLOWED row with parallelism 1, or a BUDGET_ZERO row with all zeros."""
     BudgetPolicyRow("eligible_missing_role", ALLOWED, "budget_x", BudgetLimits(1, 0, 1, 1))
     BudgetPolicyRow("eligible_missing_role", ZERO, "budget_x", BudgetLimits(0, 0, 0, 0))
 
 
+@pytest.mark.obligation("LOCAL-0003/bool_fields")
 @given(
     position=st.integers(0, 3),
     value=st.one_of(st.integers(max_value=-1), st.booleans()),
@@ -692,6 +733,7 @@ def test_budget_limits_refuse_negative_and_bool(position: int, value: int) -> No
         assert found.defect is Defect.NEGATIVE_VALUE
 
 
+@pytest.mark.obligation("ADR-0227/13.4")
 @pytest.mark.parametrize(
     "rows",
     [
@@ -724,6 +766,7 @@ def _decision(status: ComputeBudgetStatus, **limits: int) -> ComputeBudgetDecisi
     )
 
 
+@pytest.mark.obligation("ADR-0227/13.2", "ADR-0226/8.4")
 @pytest.mark.parametrize("field", LIMITS)
 @pytest.mark.parametrize("status", [BLOCKED, ZERO, UNASSESSABLE], ids=lambda s: s.value)
 def test_non_allowed_decision_with_a_limit_is_refused(
@@ -741,6 +784,7 @@ def test_non_allowed_decision_with_a_limit_is_refused(
 # No adaptive scaling, determinism, non-mutation
 
 
+@pytest.mark.obligation("ADR-0227/13.2")
 @share(4)
 @given(
     pair=st.sampled_from([GateReason(row[0]) for row in ADR_0227_TABLE]).flatmap(
@@ -760,6 +804,7 @@ def test_no_adaptive_scaling(pair: tuple[Chain, Chain]) -> None:
     assert decide_compute_budget(first.gate) == one
 
 
+@pytest.mark.obligation("ADR-0226/9.3")
 @share(4)
 @given(chain=chains())
 def test_determinism_and_non_mutation(chain: Chain) -> None:

@@ -25,6 +25,7 @@ def _trace_ids(store) -> list[str]:
         return [row[0] for row in db.execute("SELECT trace_id FROM traces")]
 
 
+@pytest.mark.obligation("ADR-0226/13.8", "ADR-0228/17.smoke_lane", "ADR-0231/18.25")
 def test_the_main_job_runs_the_sample_and_verifies_it(tmp_path, capsys):
     """Issue 3: the sample answers directly and through practice, with no wrong answer."""
     store = tmp_path / "store.sqlite"
@@ -39,6 +40,7 @@ def test_the_main_job_runs_the_sample_and_verifies_it(tmp_path, capsys):
     assert f"verified {len(_trace_ids(store))} traces" in out and "0 failed" in out
 
 
+@pytest.mark.obligation("ADR-0226/9.7")
 def test_running_twice_stores_each_trace_once(tmp_path, capsys):
     """Traces are content-addressed: the same case gives the same trace id, stored once."""
     store = tmp_path / "store.sqlite"
@@ -48,6 +50,7 @@ def test_running_twice_stores_each_trace_once(tmp_path, capsys):
     assert sorted(_trace_ids(store)) == first
 
 
+@pytest.mark.obligation("ADR-0226/9.9")
 def test_malformed_lines_are_reported_and_skipped(tmp_path, capsys):
     """Issue 3 'Bad input': each bad line is named by its number; the run goes on and no
     partial trace is written."""
@@ -69,6 +72,7 @@ def test_malformed_lines_are_reported_and_skipped(tmp_path, capsys):
     assert main(["verify", "--store", str(store)]) == 0
 
 
+@pytest.mark.obligation("ADR-0226/8.11")
 def test_show_prints_a_stored_trace(tmp_path, capsys):
     store = tmp_path / "store.sqlite"
     _run_json(capsys, "--store", str(store))
@@ -82,6 +86,7 @@ def test_show_prints_a_stored_trace(tmp_path, capsys):
     assert "contract_and_proof_closed" in out and "(practice)" in out
 
 
+@pytest.mark.obligation("ADR-0226/8.11", "ADR-0226/9.16")
 def test_tampered_store_fails_verification_and_is_not_shown(tmp_path, capsys):
     """Issue 3: a tampered stored trace fails with a typed reason and is never served."""
     store = tmp_path / "store.sqlite"

@@ -74,6 +74,7 @@ garbage = st.one_of(
 CHAIN = build_chain(direction_unbound().frame)
 
 
+@pytest.mark.obligation("ADR-0226/9.9", "LOCAL-0003/stages_reinspect")
 @given(garbage)
 def test_assess_refuses_anything_that_is_not_a_frame(value):
     refusal = assess(value)
@@ -82,6 +83,7 @@ def test_assess_refuses_anything_that_is_not_a_frame(value):
     assert refusal.reason_codes == ("frame_malformed", "wrong_record_type")
 
 
+@pytest.mark.obligation("ADR-0226/9.9", "LOCAL-0005/proof_refusals")
 @given(garbage, garbage)
 def test_check_proof_refuses_garbage(frame, assessment):
     refusal = check_proof(frame, assessment)
@@ -90,6 +92,7 @@ def test_check_proof_refuses_garbage(frame, assessment):
     assert type(refusal) is StageRefusal and refusal.reason_codes[0] == "assessment_malformed"
 
 
+@pytest.mark.obligation("ADR-0226/9.9", "LOCAL-0001/function")
 @given(garbage)
 def test_project_residuals_refuses_garbage(value):
     refusal = project_residuals(value)
@@ -97,6 +100,7 @@ def test_project_residuals_refuses_garbage(value):
     assert refusal.reason_codes == ("assessment_malformed", "wrong_record_type")
 
 
+@pytest.mark.obligation("ADR-0226/9.9", "LOCAL-0002/function")
 @given(garbage, garbage)
 def test_gate_is_unassessable_on_garbage(assessment, residuals):
     decision = decide_search_gate(assessment, residuals)
@@ -107,6 +111,7 @@ def test_gate_is_unassessable_on_garbage(assessment, residuals):
     assert decision.reason_code == "gate_unassessable_residuals_malformed"
 
 
+@pytest.mark.obligation("ADR-0226/9.9", "ADR-0227/13.5")
 @given(garbage, garbage)
 def test_budget_is_unassessable_on_garbage(gate, policy):
     for decision in (decide_compute_budget(gate), decide_compute_budget(CHAIN.gate, policy)):
@@ -120,6 +125,7 @@ def test_budget_is_unassessable_on_garbage(gate, policy):
         ) == (0, 0, 0, 0)
 
 
+@pytest.mark.obligation("ADR-0226/9.9")
 @given(garbage, st.integers(0, 3))
 def test_open_search_run_refuses_garbage_in_any_position(value, position):
     args = [CHAIN.search_input, CHAIN.gate, CHAIN.budget, EMPTY_OPERATOR_SET]
@@ -130,6 +136,7 @@ def test_open_search_run_refuses_garbage_in_any_position(value, position):
     assert refusal.run_disposition is expected
 
 
+@pytest.mark.obligation("ADR-0226/9.9", "LOCAL-0004/record_attempts_checks")
 @given(garbage, garbage, garbage)
 def test_record_attempts_refuses_garbage(opened, operator_set, attempts):
     refusal = record_attempts(opened, operator_set, attempts)
@@ -156,6 +163,7 @@ def _outcomes(kind: str, broken: object) -> tuple[object, ...]:
     return (open_search_run(broken, CHAIN.gate, CHAIN.budget),)
 
 
+@pytest.mark.obligation("ADR-0226/9.9", "LOCAL-0003/stages_reinspect")
 @pytest.mark.parametrize(
     "kind, field",
     [

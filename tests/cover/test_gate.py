@@ -126,6 +126,7 @@ RULES: list[tuple[GateReason, str, SearchGateStatus]] = [
 ]
 
 
+@pytest.mark.obligation("LOCAL-0002/rule_order")
 def test_reason_vocabulary_is_closed_and_in_rule_order() -> None:
     """ADR-0226 §7B: the closed reason set, each with the one status it carries, in rule order."""
     assert [(r, r.value, GATE_STATUS_BY_REASON[r]) for r in GateReason] == RULES
@@ -142,6 +143,16 @@ def test_reason_vocabulary_is_closed_and_in_rule_order() -> None:
 # Every reason a frame can reach
 
 
+@pytest.mark.obligation(
+    "LOCAL-0002/rule_4",
+    "LOCAL-0002/rule_6",
+    "LOCAL-0002/rule_7",
+    "LOCAL-0002/rule_8",
+    "LOCAL-0002/rule_9",
+    "LOCAL-0002/input_digest",
+    "LOCAL-0002/decision_fields",
+    "LOCAL-0002/disposition",
+)
 @pytest.mark.parametrize("reason", _by_value(FRAME_RECIPES), ids=lambda r: r.value)
 @share(6)
 @given(data=st.data())
@@ -345,6 +356,13 @@ CORRUPTIONS = [
 ]
 
 
+@pytest.mark.obligation(
+    "LOCAL-0002/rule_1",
+    "LOCAL-0002/rule_2",
+    "LOCAL-0002/rule_3",
+    "LOCAL-0002/rule_5",
+    "LOCAL-0002/complete_context",
+)
 @pytest.mark.parametrize(
     "chain_reason, needs_other, corrupt, expected, assessment_valid, residuals_valid",
     CORRUPTIONS,
@@ -401,6 +419,7 @@ garbage = st.one_of(
 """Values of every shape but the right one; never an empty tuple (a valid residual set)."""
 
 
+@pytest.mark.obligation("LOCAL-0002/function", "LOCAL-0002/rule_1", "ADR-0226/9.9")
 @given(assessment=garbage, residuals=garbage)
 def test_garbage_never_raises(assessment: object, residuals: object) -> None:
     """ADR-0226 §7B: the gate always answers; garbage is ASSESSMENT_MALFORMED, never an error."""
@@ -412,6 +431,7 @@ def test_garbage_never_raises(assessment: object, residuals: object) -> None:
     assert decision.residual_ids == () and decision.evidence_spans == ()
 
 
+@pytest.mark.obligation("LOCAL-0002/rule_2")
 @share(6)
 @given(chain=chains(), residuals=garbage)
 def test_garbage_residuals_with_a_real_assessment(chain: Chain, residuals: object) -> None:
@@ -530,6 +550,7 @@ def _refused(blockers: tuple[Blocker, ...]) -> ContractAssessment:
     )
 
 
+@pytest.mark.obligation("LOCAL-0002/rule_order")
 @pytest.mark.parametrize(
     "blockers, expected", [case[1:] for case in ORDERING], ids=[case[0] for case in ORDERING]
 )
@@ -547,6 +568,7 @@ def test_first_match_wins_over_built_assessments(
     assert decision.residual_ids == _ids(residuals)
 
 
+@pytest.mark.obligation("LOCAL-0002/rule_order", "LOCAL-0002/rule_6")
 @share(6)
 @given(
     chain=chains(
@@ -567,6 +589,7 @@ def test_hazard_with_several_residuals_is_unclassified(chain: Chain) -> None:
     assert chain.gate.status is SearchGateStatus.INELIGIBLE
 
 
+@pytest.mark.obligation("LOCAL-0002/rule_6", "ADR-0226/9.12")
 @share(6)
 @given(
     chain=chains(
@@ -585,6 +608,7 @@ def test_lone_hazard_on_an_otherwise_runnable_frame_is_unclassified(chain: Chain
 # Identity, determinism, explanation exclusion, span order, non-mutation
 
 
+@pytest.mark.obligation("ADR-0226/9.2")
 @share(4)
 @given(chain=chains())
 def test_determinism_same_inputs_same_bytes(chain: Chain) -> None:
@@ -598,6 +622,7 @@ def test_determinism_same_inputs_same_bytes(chain: Chain) -> None:
     assert first == second == again
 
 
+@pytest.mark.obligation("LOCAL-0002/decision_fields")
 @share(4)
 @given(chain=chains(), prose=st.text(max_size=40))
 def test_explanations_never_change_decision_id(chain: Chain, prose: str) -> None:
@@ -613,6 +638,7 @@ def test_explanations_never_change_decision_id(chain: Chain, prose: str) -> None
     assert oracle.gate_decision_id(reworded) == chain.gate.decision_id
 
 
+@pytest.mark.obligation("LOCAL-0002/decision_fields")
 @share(4)
 @given(chain=chains(GateReason.ELIGIBLE_MISSING_RELATION), extra=spans())
 def test_span_order_and_duplicates_change_decision_id(chain: Chain, extra: SourceSpan) -> None:
@@ -632,6 +658,7 @@ def test_span_order_and_duplicates_change_decision_id(chain: Chain, extra: Sourc
     assert len(ids) == 1 + len(variants)
 
 
+@pytest.mark.obligation("ADR-0226/8.3")
 @share(4)
 @given(chain=chains())
 def test_inputs_are_not_mutated(chain: Chain) -> None:
@@ -651,6 +678,7 @@ def test_inputs_are_not_mutated(chain: Chain) -> None:
 # Record cross checks
 
 
+@pytest.mark.obligation("LOCAL-0002/record_invariants")
 @share(6)
 @given(chain=chains(), status=st.sampled_from(SearchGateStatus))
 def test_known_reason_with_another_status_is_refused(
@@ -664,6 +692,7 @@ def test_known_reason_with_another_status_is_refused(
     assert raised.value.found.field == "status"
 
 
+@pytest.mark.obligation("LOCAL-0002/record_invariants")
 @share(6)
 @given(
     chain=eligible_chains(), second=digests, reason=st.sampled_from(["eligible_unknown_kind", None])
@@ -689,6 +718,7 @@ def test_eligible_needs_exactly_one_residual(chain: Chain, second: str, reason: 
         assert raised.value.found.defect is Defect.INCONSISTENT_FIELDS
 
 
+@pytest.mark.obligation("LOCAL-0002/input_digest", "ADR-0226/9.11")
 @share(6)
 @given(chain=chains(), other=digests)
 def test_forged_input_digest_is_refused(chain: Chain, other: str) -> None:
@@ -709,6 +739,7 @@ def test_forged_input_digest_is_refused(chain: Chain, other: str) -> None:
         assert raised.value.found.defect is Defect.IDENTITY_MISMATCH
 
 
+@pytest.mark.obligation("LOCAL-0002/record_invariants")
 @share(6)
 @given(
     chain=chains(),
@@ -721,6 +752,7 @@ def test_assessment_fields_are_all_set_or_all_none(chain: Chain, blank: str) -> 
     assert raised.value.found.defect is Defect.INCONSISTENT_FIELDS
 
 
+@pytest.mark.obligation("LOCAL-0002/record_invariants", "ADR-0227/8.eligible_unknown_code")
 @share(6)
 @given(chain=eligible_chains(), status=st.sampled_from(SearchGateStatus))
 def test_unknown_well_formed_reason_is_representable(

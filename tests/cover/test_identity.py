@@ -150,12 +150,14 @@ class Lying(dict):
 # canonical_json and sha256_digest agree with the ADR rule inside the profile
 
 
+@pytest.mark.obligation("LOCAL-0003/one_encoder")
 @given(canonical_values)
 def test_canonical_json_is_the_adr_rule(value: object) -> None:
     """ADR-0228 §10: canonical_json is json.dumps(sort_keys, compact, ensure_ascii=False) UTF-8."""
     assert canonical_json(value) == reference_bytes(value)
 
 
+@pytest.mark.obligation("LOCAL-0003/one_encoder")
 @given(canonical_values)
 def test_sha256_digest_is_sha256_of_canonical_bytes(value: object) -> None:
     """ADR-0231 §14: the digest is the full lowercase hex SHA-256 of the canonical bytes."""
@@ -165,6 +167,7 @@ def test_sha256_digest_is_sha256_of_canonical_bytes(value: object) -> None:
     assert is_digest(found)
 
 
+@pytest.mark.obligation("LOCAL-0003/one_encoder")
 @given(canonical_values)
 def test_canonical_json_is_deterministic_and_key_order_free(value: object) -> None:
     """ADR-0228 §10: same value, same bytes; dict insertion order never reaches the bytes."""
@@ -174,12 +177,14 @@ def test_canonical_json_is_deterministic_and_key_order_free(value: object) -> No
         assert canonical_json(reversed_value) == canonical_json(value)
 
 
+@pytest.mark.obligation("LOCAL-0003/value_encoding")
 def test_tuple_encodes_like_list() -> None:
     """Our decision (hashable profile): a tuple is a JSON array, byte-equal to the list."""
     assert canonical_json((1, "a", (None, True))) == canonical_json([1, "a", [None, True]])
     assert canonical_json((1, "a")) == b'[1,"a"]'
 
 
+@pytest.mark.obligation("LOCAL-0003/one_encoder", "LOCAL-0003/int_range")
 @pytest.mark.parametrize(
     ("value", "expected"),
     [
@@ -237,6 +242,11 @@ HOSTILE_VALUES = [
 ]
 
 
+@pytest.mark.obligation(
+    "LOCAL-0003/hashable_types",
+    "LOCAL-0003/text_rules",
+    "LOCAL-0003/canonical_reasons",
+)
 @pytest.mark.parametrize(("hostile", "reason"), HOSTILE_VALUES)
 def test_hostile_value_gives_exact_reason(hostile: object, reason: CanonicalReason) -> None:
     """ARCHITECTURE §2 hashable profile: each value outside it has its own closed reason."""
@@ -246,6 +256,7 @@ def test_hostile_value_gives_exact_reason(hostile: object, reason: CanonicalReas
     assert caught.value.reason is reason
 
 
+@pytest.mark.obligation("LOCAL-0003/hashable_types", "LOCAL-0003/canonical_reasons")
 @given(st.sampled_from([param.values for param in HOSTILE_VALUES]), st.data())
 def test_hostile_value_anywhere_gives_exact_reason(
     case: tuple[object, CanonicalReason], data: st.DataObject
@@ -256,12 +267,14 @@ def test_hostile_value_anywhere_gives_exact_reason(
     assert reason_of(payload) is reason
 
 
+@pytest.mark.obligation("LOCAL-0003/hashable_types")
 @given(st.floats(allow_nan=False, allow_infinity=False))
 def test_every_finite_float_is_refused(value: float) -> None:
     """ADR-0228 §10: floats are forbidden in hashed payloads, even integral ones."""
     assert reason_of(value) is CanonicalReason.FLOAT_NOT_ALLOWED
 
 
+@pytest.mark.obligation("LOCAL-0003/int_range")
 @given(st.one_of(st.integers(min_value=2**53), st.integers(max_value=-(2**53))))
 @example(2**53)
 @example(-(2**53))
@@ -270,6 +283,7 @@ def test_int_outside_safe_range_is_refused(value: int) -> None:
     assert reason_of(value) is CanonicalReason.INT_OUT_OF_RANGE
 
 
+@pytest.mark.obligation("LOCAL-0003/int_range")
 @pytest.mark.parametrize("value", [MAX_SAFE_INT, -MAX_SAFE_INT, 0, True, False, None])
 def test_bounds_and_bool_are_inside_the_profile(value: object) -> None:
     """ARCHITECTURE §2: 2**53 - 1 and its negation pass; bool and None are allowed values."""
@@ -277,6 +291,7 @@ def test_bounds_and_bool_are_inside_the_profile(value: object) -> None:
     assert canonical_json(value) == reference_bytes(value)
 
 
+@pytest.mark.obligation("LOCAL-0003/caps")
 def test_nesting_at_max_depth_passes_and_one_more_is_refused() -> None:
     """ARCHITECTURE §2: an explicit depth cap, MAX_DEPTH containers deep at most."""
     at_cap: object = 0
@@ -287,6 +302,7 @@ def test_nesting_at_max_depth_passes_and_one_more_is_refused() -> None:
     assert reason_of({"k": at_cap}) is CanonicalReason.DEPTH_EXCEEDED
 
 
+@pytest.mark.obligation("LOCAL-0003/caps")
 @pytest.mark.parametrize("depth", [MAX_DEPTH + 1, 5_000, 100_000])
 def test_deep_nesting_is_refused_without_recursion(depth: int) -> None:
     """ARCHITECTURE §2: depth is checked without recursion, so very deep input ends typed."""
@@ -296,6 +312,7 @@ def test_deep_nesting_is_refused_without_recursion(depth: int) -> None:
     assert reason_of(deep) is CanonicalReason.DEPTH_EXCEEDED
 
 
+@pytest.mark.obligation("LOCAL-0003/caps")
 def test_self_containing_values_end_with_depth_exceeded() -> None:
     """identity.check_canonical: a cycle ends at the depth cap instead of looping."""
     cycle: list[object] = []
@@ -309,6 +326,7 @@ def test_self_containing_values_end_with_depth_exceeded() -> None:
     assert reason_of(loop) is CanonicalReason.DEPTH_EXCEEDED
 
 
+@pytest.mark.obligation("LOCAL-0003/caps")
 def test_node_count_cap() -> None:
     """ARCHITECTURE §2: size caps; MAX_NODES nodes pass, one more is SIZE_EXCEEDED."""
     at_cap = [0] * (MAX_NODES - 1)  # the list itself is a node
@@ -316,12 +334,14 @@ def test_node_count_cap() -> None:
     assert reason_of([0] * MAX_NODES) is CanonicalReason.SIZE_EXCEEDED
 
 
+@pytest.mark.obligation("LOCAL-0003/text_rules")
 def test_string_length_cap() -> None:
     """ARCHITECTURE §2: size caps; a string of MAX_TEXT_LENGTH passes, one more does not."""
     check_canonical("x" * MAX_TEXT_LENGTH)
     assert reason_of("x" * (MAX_TEXT_LENGTH + 1)) is CanonicalReason.SIZE_EXCEEDED
 
 
+@pytest.mark.obligation("LOCAL-0003/canonical_reasons")
 def test_canonicalization_error_is_a_value_error_with_reason_and_place() -> None:
     """ARCHITECTURE §2: a typed refusal (ValueError) naming its reason and where it sits."""
     with pytest.raises(CanonicalizationError) as caught:
@@ -335,6 +355,7 @@ def test_canonicalization_error_is_a_value_error_with_reason_and_place() -> None
 # decode_canonical: the inverse of canonical_json, strict on everything else
 
 
+@pytest.mark.obligation("LOCAL-0003/decode")
 @given(canonical_values)
 def test_decode_round_trips_canonical_bytes(value: object) -> None:
     """ARCHITECTURE §2 loading: canonical bytes decode to the value and re-encode identically."""
@@ -344,6 +365,7 @@ def test_decode_round_trips_canonical_bytes(value: object) -> None:
     assert canonical_json(decoded) == data
 
 
+@pytest.mark.obligation("LOCAL-0003/decode")
 @given(st.binary(max_size=64))
 @example(b"")
 @example(b"\xff")
@@ -359,6 +381,7 @@ def test_decode_never_raises_anything_but_a_typed_error(data: bytes) -> None:
         assert canonical_json(value) == data
 
 
+@pytest.mark.obligation("LOCAL-0003/decode", "LOCAL-0003/canonical_reasons")
 @pytest.mark.parametrize(
     ("data", "reason"),
     [
@@ -410,6 +433,7 @@ def test_decode_refuses_with_exact_reason(data: object, reason: CanonicalReason)
     assert decode_reason(data) is reason
 
 
+@pytest.mark.obligation("LOCAL-0003/decode")
 @given(st.dictionaries(utf8_text, canonical_values, min_size=2, max_size=4))
 def test_decode_refuses_non_canonical_encodings_of_valid_values(value: dict) -> None:
     """ARCHITECTURE §2 loading: re-encoding must give the input bytes exactly."""
@@ -421,6 +445,7 @@ def test_decode_refuses_non_canonical_encodings_of_valid_values(value: dict) -> 
     assert decode_reason(unsorted) is CanonicalReason.NOT_CANONICAL
 
 
+@pytest.mark.obligation("LOCAL-0003/decode", "LOCAL-0003/caps")
 @pytest.mark.parametrize("depth", [2_000, 100_000])
 def test_decode_refuses_very_deep_input_as_depth_exceeded(depth: int) -> None:
     """ARCHITECTURE §2: the depth cap is explicit, not the interpreter's recursion limit."""
@@ -462,6 +487,7 @@ def test_is_version_rejects_malformed_versions(value: str) -> None:
 # SourceSpan: well-formed spans construct and hash; each malformation has its exact defect
 
 
+@pytest.mark.obligation("LOCAL-0003/span_rules")
 @given(spans())
 def test_hostile_but_valid_spans_construct_and_hash(span: SourceSpan) -> None:
     """ARCHITECTURE §2 spans: combining marks, astral chars and NUL are valid span text."""
@@ -470,6 +496,7 @@ def test_hostile_but_valid_spans_construct_and_hash(span: SourceSpan) -> None:
     assert sha256_digest(span.to_json()) == oracle.digest_of(oracle.span_payload(span))
 
 
+@pytest.mark.obligation("LOCAL-0003/span_rules")
 @given(span_texts, st.integers(0, 10_000), st.integers(0, 64))
 @example("\x00", 0, 0)
 @example("e\u0301", 3, 0)
@@ -485,6 +512,7 @@ def test_span_offsets_count_code_points(text: str, start: int, sentence_index: i
     }
 
 
+@pytest.mark.obligation("LOCAL-0003/span_rules")
 @given(span_texts, st.integers(-MAX_SAFE_INT, -1), st.integers(0, 8))
 def test_span_negative_start(text: str, start: int, sentence_index: int) -> None:
     """ARCHITECTURE §2 spans: 0 <= start, else SPAN_START_NEGATIVE."""
@@ -492,6 +520,7 @@ def test_span_negative_start(text: str, start: int, sentence_index: int) -> None
     assert found == RecordDefect("SourceSpan", "start", Defect.SPAN_START_NEGATIVE)
 
 
+@pytest.mark.obligation("LOCAL-0003/span_rules")
 @given(span_texts, st.integers(0, 10_000), st.integers(0, 10_000))
 def test_span_empty_or_inverted(text: str, start: int, back: int) -> None:
     """ARCHITECTURE §2 spans: start < end, else SPAN_EMPTY_OR_INVERTED."""
@@ -500,6 +529,7 @@ def test_span_empty_or_inverted(text: str, start: int, back: int) -> None:
     assert found == RecordDefect("SourceSpan", "end", Defect.SPAN_EMPTY_OR_INVERTED)
 
 
+@pytest.mark.obligation("LOCAL-0003/span_rules")
 @pytest.mark.parametrize(("start", "end"), [(0, -1), (3, -2), (0, -(2**40))])
 def test_span_negative_end_is_inverted_not_negative_start(start: int, end: int) -> None:
     """ARCHITECTURE §2 spans: a negative end with a valid start breaks start < end only."""
@@ -507,6 +537,7 @@ def test_span_negative_end_is_inverted_not_negative_start(start: int, end: int) 
     assert found.defect is Defect.SPAN_EMPTY_OR_INVERTED, found
 
 
+@pytest.mark.obligation("LOCAL-0003/span_rules")
 @given(span_texts, st.integers(0, 10_000), st.integers(1, 50), st.data())
 def test_span_length_mismatch(text: str, start: int, width: int, data: st.DataObject) -> None:
     """ARCHITECTURE §2 spans: end - start == len(text), else SPAN_LENGTH_MISMATCH."""
@@ -516,6 +547,7 @@ def test_span_length_mismatch(text: str, start: int, width: int, data: st.DataOb
     assert found == RecordDefect("SourceSpan", "text", Defect.SPAN_LENGTH_MISMATCH)
 
 
+@pytest.mark.obligation("LOCAL-0003/span_rules")
 @given(texts_with_lone_surrogate, st.integers(0, 100))
 def test_span_lone_surrogate_text(text: str, start: int) -> None:
     """ARCHITECTURE §2 spans: text holds no lone surrogate, else TEXT_LONE_SURROGATE."""
@@ -523,6 +555,7 @@ def test_span_lone_surrogate_text(text: str, start: int) -> None:
     assert found == RecordDefect("SourceSpan", "text", Defect.TEXT_LONE_SURROGATE)
 
 
+@pytest.mark.obligation("LOCAL-0003/span_rules")
 @given(span_texts, st.integers(-MAX_SAFE_INT, -1))
 def test_span_negative_sentence_index(text: str, sentence_index: int) -> None:
     """ARCHITECTURE §2 spans: sentence_index >= 0, else SPAN_SENTENCE_INDEX_NEGATIVE."""
@@ -532,6 +565,7 @@ def test_span_negative_sentence_index(text: str, sentence_index: int) -> None:
     )
 
 
+@pytest.mark.obligation("LOCAL-0003/span_rules", "LOCAL-0003/bool_fields")
 @pytest.mark.parametrize("field", ["start", "end", "sentence_index"])
 @pytest.mark.parametrize(
     ("bad", "defect"),
@@ -555,6 +589,7 @@ def test_span_int_fields_must_be_exact_ints(field: str, bad: object, defect: Def
     assert found == RecordDefect("SourceSpan", field, defect)
 
 
+@pytest.mark.obligation("LOCAL-0003/span_rules")
 @pytest.mark.parametrize("bad", [b"ab", None, 2, ["a", "b"], Shout("ab")])
 def test_span_text_must_be_exact_str(bad: object) -> None:
     """ARCHITECTURE §2 spans: the text is an exact str, else WRONG_TYPE."""
@@ -562,6 +597,7 @@ def test_span_text_must_be_exact_str(bad: object) -> None:
     assert found == RecordDefect("SourceSpan", "text", Defect.WRONG_TYPE)
 
 
+@pytest.mark.obligation("LOCAL-0003/span_rules")
 def test_span_text_too_long() -> None:
     """ARCHITECTURE §2 size caps: span text over MAX_TEXT_LENGTH is TEXT_TOO_LONG."""
     text = "x" * (MAX_TEXT_LENGTH + 1)
@@ -573,6 +609,7 @@ def test_span_text_too_long() -> None:
 # inspect_record: a foreign type or a tampered record is caught with its exact defect
 
 
+@pytest.mark.obligation("LOCAL-0003/stages_reinspect")
 @pytest.mark.parametrize(
     "value",
     [None, {"text": "a", "start": 0, "end": 1, "sentence_index": 0}, ("a", 0, 1, 0), 3],
@@ -583,6 +620,7 @@ def test_inspect_wrong_record_type(value: object) -> None:
     assert found == RecordDefect("SourceSpan", "$", Defect.WRONG_RECORD_TYPE)
 
 
+@pytest.mark.obligation("LOCAL-0003/stages_reinspect")
 @given(spans(), st.data())
 def test_inspect_catches_tampered_span(span: SourceSpan, data: st.DataObject) -> None:
     """identity.Record: a record altered after construction is caught by inspect_record."""
@@ -603,6 +641,7 @@ def test_inspect_catches_tampered_span(span: SourceSpan, data: st.DataObject) ->
     assert inspect_record(span, SourceSpan) is None
 
 
+@pytest.mark.obligation("LOCAL-0003/stages_reinspect")
 def test_inspect_catches_an_emptied_slot() -> None:
     """identity.inspect_record: a record with a missing slot is WRONG_TYPE, not an exception."""
     empty = object.__new__(SourceSpan)
@@ -613,6 +652,7 @@ def test_inspect_catches_an_emptied_slot() -> None:
 # StageRefusal and refuse
 
 
+@pytest.mark.obligation("LOCAL-0003/refusal_shapes")
 @given(st.sampled_from(Stage), codes, st.sampled_from(Defect), st.one_of(st.none(), digests))
 def test_refuse_builds_a_sealed_refusal(
     stage: Stage, reason: str, defect: Defect, subject: str | None
@@ -632,6 +672,7 @@ def test_refuse_builds_a_sealed_refusal(
     assert plain.refusal_id != refusal.refusal_id
 
 
+@pytest.mark.obligation("LOCAL-0003/blanked_self_seal")
 @given(st.sampled_from(Stage), codes, utf8_text, utf8_text)
 def test_refusal_id_ignores_explanation(stage: Stage, reason: str, one: str, two: str) -> None:
     """ADR-0228 §10: explanation is excluded from every id."""
@@ -641,6 +682,7 @@ def test_refusal_id_ignores_explanation(stage: Stage, reason: str, one: str, two
     assert tampered(first, explanation="x").compute_id() == first.refusal_id
 
 
+@pytest.mark.obligation("LOCAL-0003/refusal_shapes")
 @pytest.mark.parametrize(
     ("reason", "defect"),
     [("Not A Code", Defect.CODE_MALFORMED), ("", Defect.CODE_MALFORMED)],
@@ -652,6 +694,7 @@ def test_refuse_rejects_malformed_reason_codes(reason: str, defect: Defect) -> N
     assert caught.value.found == RecordDefect("StageRefusal", "reason_codes", defect)
 
 
+@pytest.mark.obligation("LOCAL-0003/records_validate", "LOCAL-0003/sealing")
 def test_stage_refusal_with_wrong_id_is_refused() -> None:
     """Our decision (self-seal): a refusal whose id is not its own digest cannot be built."""
     good = refuse(Stage.RESIDUAL, "assessment_runnable")
@@ -683,6 +726,7 @@ def _frames_of_every_kind():
     return st.one_of(chains().map(lambda chain: chain.frame), read)
 
 
+@pytest.mark.obligation("LOCAL-0003/one_encoder", "LOCAL-0003/validation_memo")
 @given(_frames_of_every_kind())
 def test_bytes_built_from_parts_equal_the_encoder(frame):
     """docs/adr/0003: every record's remembered canonical bytes, built field by field from

@@ -83,6 +83,7 @@ def _expected_value(frame, direction: Direction) -> tuple[int, bool]:
 # Wrong-zero
 
 
+@pytest.mark.obligation("ADR-0226/8.6", "ADR-0226/8.7", "ADR-0226/8.8", "ADR-0226/13.8")
 @given(any_frames)
 def test_every_answer_is_the_value_its_evidence_entails(frame):
     """ADR-0226 §8.6-8, §10 wrong-zero: an answer is initial ± delta under the bound direction
@@ -120,6 +121,7 @@ def test_every_answer_is_the_value_its_evidence_entails(frame):
     assert outcome.unit == frame.target.unit
 
 
+@pytest.mark.obligation("LOCAL-0008/loop_composition", "ADR-0228/17.smoke_lane", "ADR-0231/18.25")
 @pytest.mark.parametrize(
     "name, expected",
     [
@@ -147,6 +149,7 @@ def test_shipped_examples_reach_their_written_outcomes(name, expected):
 # The path a frame takes
 
 
+@pytest.mark.obligation("ADR-0226/8.4", "LOCAL-0008/loop_composition")
 @given(problem_frames(**RUNNABLE))
 def test_runnable_frames_never_search(frame):
     """ADR-0226 §6, §8.4: a runnable assessment takes the existing path: no residual, gate,
@@ -160,6 +163,16 @@ def test_runnable_frames_never_search(frame):
     assert _stages(trace) == ["frame", "assessment", "proof", "outcome"]
 
 
+@pytest.mark.obligation(
+    "ADR-0226/8.5",
+    "ADR-0226/13.6",
+    "ADR-0228/16.11",
+    "ADR-0228/16.12",
+    "ADR-0228/16.13",
+    "ADR-0231/18.24",
+    "LOCAL-0008/loop_composition",
+    "LOCAL-0008/loop_no_decision",
+)
 @given(problem_frames(**ELIGIBLE_ONE_CUE))
 def test_direction_unbound_one_cue_frame_searches_once(frame):
     """ADR-0231 §1, docs/adr/0004, ADR-0226 §7E: one operator result, a v2 run with one pending
@@ -206,6 +219,7 @@ def test_direction_unbound_one_cue_frame_searches_once(frame):
         assert trace.outcome.reason_codes == ("original_refusal_stands", "direction_unbound")
 
 
+@pytest.mark.obligation("ADR-0226/8.8", "ADR-0228/16.1", "LOCAL-0008/loop_composition")
 @given(problem_frames(**FRAME_RECIPES[GateReason.MULTIPLE_RESIDUALS]))
 def test_ineligible_frame_is_blocked_by_gate_without_an_operator(frame):
     """ADR-0226 §6, §8.8: a denied gate refuses the run (blocked_by_gate); no operator is
@@ -221,6 +235,12 @@ def test_ineligible_frame_is_blocked_by_gate_without_an_operator(frame):
     assert trace.outcome.reason_codes == ("original_refusal_stands", *blockers)
 
 
+@pytest.mark.obligation(
+    "ADR-0226/8.8",
+    "ADR-0226/9.12",
+    "LOCAL-0008/loop_composition",
+    "LOCAL-0008/loop_no_decision",
+)
 @given(problem_frames(**FRAME_RECIPES[GateReason.ELIGIBLE_MISSING_RELATION]))
 def test_eligible_non_direction_residual_exhausts_the_operator_space(frame):
     """ADR-0231 §7.3.4, ADR-0228 §13: the one operator refuses a missing_relation residual;
@@ -242,6 +262,14 @@ def test_eligible_non_direction_residual_exhausts_the_operator_space(frame):
 # Determinism, inputs untouched, replay
 
 
+@pytest.mark.obligation(
+    "ADR-0226/9.4",
+    "ADR-0226/9.6",
+    "ADR-0226/9.7",
+    "ADR-0226/9.17",
+    "ADR-0226/13.10",
+    "LOCAL-0007/replay_divergence",
+)
 @given(any_frames)
 def test_practice_case_is_deterministic_and_replays_without_divergence(frame):
     """ADR-0226 §9: the same frame gives the same trace bytes, replay_divergence finds no
@@ -255,6 +283,7 @@ def test_practice_case_is_deterministic_and_replays_without_divergence(frame):
     assert first.frame == frame
 
 
+@pytest.mark.obligation("LOCAL-0003/validation_memo")
 def test_a_result_altered_in_place_does_not_change_the_next_case():
     """ADR-0226 §9 (same input, same trace), 0003 validation memo ("it changes no result"):
     a caller altering the assessment of a trace it was given, in place, breaks that trace
@@ -284,6 +313,7 @@ MALFORMED = {
 }
 
 
+@pytest.mark.obligation("ADR-0226/9.9", "LOCAL-0008/loop_composition")
 @pytest.mark.parametrize("name", sorted(MALFORMED))
 @share(5)
 @given(frame=any_frames)
@@ -296,6 +326,7 @@ def test_malformed_frame_is_a_stage_refusal(name, frame):
     assert refusal.reason_codes[0] == "frame_malformed"
 
 
+@pytest.mark.obligation("ADR-0226/9.9")
 @pytest.mark.parametrize("value", [None, 0, "frame", {"source_text": ""}, b"{}"])
 def test_a_value_that_is_not_a_frame_is_a_stage_refusal(value):
     """ARCHITECTURE §2: foreign input is refused with frame_malformed, never an exception."""
@@ -329,6 +360,7 @@ def _frame_at_the_size_caps(spans: int = MAX_FRAME_SPANS - 1):
     )
 
 
+@pytest.mark.obligation("LOCAL-0005/frame_caps")
 def test_a_frame_at_the_size_caps_is_sealed_answered_and_stored():
     """ARCHITECTURE §2 ("a stage never raises"), 0005 frame caps, 0007 loading: a frame one
     span under the cap (its candidate reaches the cap) runs the whole loop to the answer 7
@@ -342,6 +374,7 @@ def test_a_frame_at_the_size_caps_is_sealed_answered_and_stored():
     assert load_sealed_trace(canonical_json(trace.to_json())) == trace
 
 
+@pytest.mark.obligation("ADR-0226/8.8", "LOCAL-0005/frame_caps")
 def test_a_candidate_beyond_the_span_cap_leaves_the_refusal_standing():
     """ADR-0226 §8.8, 0005, docs/adr/0006 row 10: at exactly MAX_FRAME_SPANS the candidate
     frame (one more span, the cue's) is not a valid frame, so the adapter refuses it

@@ -61,6 +61,7 @@ def test_the_kernel_defines_records_to_guard():
     assert len(RECORD_CLASSES) >= 20, [cls.__name__ for cls in RECORD_CLASSES]
 
 
+@pytest.mark.obligation("LOCAL-0003/validation_memo")
 @pytest.mark.parametrize("record_class", RECORD_CLASSES, ids=lambda cls: cls.__name__)
 def test_every_field_of_every_record_class_is_guarded(record_class):
     """A plain slot would let ``object.__setattr__`` change a remembered record unseen."""
@@ -71,6 +72,7 @@ def test_every_field_of_every_record_class_is_guarded(record_class):
         )
 
 
+@pytest.mark.obligation("LOCAL-0003/validation_memo")
 @settings(max_examples=25)
 @given(chains())
 def test_a_trusted_record_trusts_its_whole_tree(chain):
@@ -85,6 +87,7 @@ def test_a_trusted_record_trusts_its_whole_tree(chain):
             assert untrusted == [], f"trusted {type(record).__name__} holds {untrusted}"
 
 
+@pytest.mark.obligation("LOCAL-0003/validation_memo")
 @pytest.mark.parametrize("limit", [1, 2, 3, 5, 8, 13, 40])
 def test_an_emptied_memo_changes_no_result_and_keeps_the_invariant(limit, monkeypatch):
     """A tiny memo is emptied again and again, also in the middle of validations: every trace
@@ -102,6 +105,7 @@ def test_an_emptied_memo_changes_no_result_and_keeps_the_invariant(limit, monkey
         assert len(memo._VALIDATED) <= limit
 
 
+@pytest.mark.obligation("LOCAL-0003/validation_memo")
 def test_an_in_place_write_deep_in_a_trace_is_seen_and_forgets_everything():
     trace = practice_case(shipped_examples()[0].frame)
     assert verify_sealed_trace(trace).valid and _trusted(trace)
@@ -114,6 +118,7 @@ def test_an_in_place_write_deep_in_a_trace_is_seen_and_forgets_everything():
     assert inspect_record(span, type(span)).defect is Defect.SPAN_LENGTH_MISMATCH
 
 
+@pytest.mark.obligation("LOCAL-0003/validation_memo")
 def test_deleting_a_field_of_a_remembered_record_is_seen():
     trace = practice_case(shipped_examples()[1].frame)
     assert _trusted(trace.outcome)
@@ -122,6 +127,7 @@ def test_deleting_a_field_of_a_remembered_record_is_seen():
     assert found is not None and found.field == "outcome"
 
 
+@pytest.mark.obligation("LOCAL-0003/validation_memo")
 def test_construction_forgets_nothing():
     """Writes into a record being built (``__init__``, ``sealed``, a tampered copy) are not
     tampering: they cost the memo nothing."""
@@ -132,6 +138,7 @@ def test_construction_forgets_nothing():
     assert memo._memo_generation() == generation and _trusted(trace)
 
 
+@pytest.mark.obligation("LOCAL-0003/validation_memo")
 @settings(max_examples=20)
 @given(problem_frames(), st.data())
 def test_a_remembered_result_altered_in_place_is_not_served_again(frame, data):

@@ -245,6 +245,11 @@ def _bytes(record: Any) -> bytes:
 # §18.1 (exact exports) is pinned once, for the whole façade, in test_public_api.py.
 
 
+@pytest.mark.obligation(
+    "ADR-0231/18.1",
+    "ADR-0231/18.only_v1_operator",
+    "LOCAL-0008/policy_and_table",
+)
 def test_operator_set_is_exactly_the_one_authorized_row():
     """ADR-0231 §18.1, §6, §10 and §18 'only missing_role_candidate.v1 is present': one row,
     with the closed v1 constraints and nothing else."""
@@ -264,6 +269,7 @@ def test_operator_set_is_exactly_the_one_authorized_row():
     assert ROW.policy_versions == POLICY_VERSIONS
 
 
+@pytest.mark.obligation("LOCAL-0008/policy_and_table")
 def test_policy_is_the_one_the_adr_names():
     """ADR-0231 §4, §6, §7.1: candidate_operator.v1 for residual_missing_role, direction only."""
     policy = MISSING_ROLE_CANDIDATE_POLICY
@@ -282,6 +288,7 @@ def test_policy_is_the_one_the_adr_names():
     assert (policy.depth, policy.max_parallelism) == (1, 1)
 
 
+@pytest.mark.obligation("ADR-0231/18.2", "ADR-0231/18.independent_hashes")
 def test_operator_set_id_is_deterministic_and_reproduces():
     """ADR-0231 §18.2, §10, §14: the operator-set id is the canonical digest of the table."""
     assert operator_set_id(CANDIDATE_OPERATOR_SET) == operator_set_id(CANDIDATE_OPERATOR_SET)
@@ -321,12 +328,14 @@ def _changed_set(field: str) -> OperatorSetManifest:
     )
 
 
+@pytest.mark.obligation("LOCAL-0004/operator_manifest")
 def test_row_changes_cover_every_row_field():
     """ADR-0231 §10: every row field participates (the table below names each one)."""
     names = {field.name for field in dataclasses.fields(ROW)}
     assert set(ROW_CHANGES) | {"max_parallelism"} == names
 
 
+@pytest.mark.obligation("ADR-0231/18.2", "ADR-0226/9.18", "LOCAL-0004/operator_manifest")
 @pytest.mark.parametrize("field", sorted(ROW_CHANGES))
 def test_changing_any_row_field_changes_operator_set_id(field):
     """ADR-0231 §10, §18.2: changing the table changes operator_set_id, and so the run
@@ -343,6 +352,7 @@ def test_changing_any_row_field_changes_operator_set_id(field):
     assert opened.run_id != ctx.opened.run_id
 
 
+@pytest.mark.obligation("ADR-0226/9.18", "LOCAL-0004/operator_manifest")
 def test_changing_the_set_version_or_adding_a_row_changes_operator_set_id():
     """ADR-0231 §10: the version and the row list are part of the identity; no hidden
     fallback row can be added without changing it."""
@@ -361,6 +371,11 @@ def test_changing_the_set_version_or_adding_a_row_changes_operator_set_id():
 # §18.3: the input identity
 
 
+@pytest.mark.obligation(
+    "ADR-0231/18.3",
+    "ADR-0231/18.independent_hashes",
+    "LOCAL-0008/input_digest",
+)
 @given(contexts())
 def test_input_digest_is_deterministic_and_reproduces(ctx):
     """ADR-0231 §18.3, §7.2, §14: input_digest hashes every structural input field but
@@ -403,6 +418,7 @@ INPUT_CHANGES: dict[str, Any] = {
 }
 
 
+@pytest.mark.obligation("ADR-0231/18.3", "LOCAL-0008/input_digest")
 @share(2)  # a secondary property: half the profile
 @given(contexts())
 def test_every_input_field_enters_input_digest(ctx):
@@ -423,6 +439,7 @@ def test_every_input_field_enters_input_digest(ctx):
 # §18.4-6: the one result, its two digests, and what the reconstruction binds
 
 
+@pytest.mark.obligation("ADR-0231/18.4", "LOCAL-0008/payload")
 def test_shipped_example_proposes_the_cue_direction():
     """ADR-0231 §6, §8.1, §18.4: the hand-built example binds direction=decrease from the one
     grounded cue 'were eaten', citing the residual's four spans in order."""
@@ -449,6 +466,13 @@ def test_shipped_example_proposes_the_cue_direction():
     assert result.operator_result_id == oracle.operator_result_id(result)
 
 
+@pytest.mark.obligation(
+    "ADR-0231/18.4",
+    "ADR-0231/18.attempt_stays_pending",
+    "ADR-0231/18.independent_hashes",
+    "LOCAL-0008/payload",
+    "LOCAL-0008/evidence_and_digests",
+)
 @given(contexts())
 def test_valid_context_gives_one_result(ctx):
     """ADR-0231 §18.4, §6, §8, §13, §14: one result; the payload is the cue's direction and
@@ -505,6 +529,7 @@ def test_valid_context_gives_one_result(ctx):
     assert result.operator_result_id == oracle.operator_result_id(result)
 
 
+@pytest.mark.obligation("ADR-0231/18.5", "LOCAL-0008/evidence_and_digests")
 @given(contexts())
 def test_candidate_digest_is_not_the_reconstruction_digest(ctx):
     """ADR-0231 §18.5, §9: the two digests differ; candidate_digest is content only, so the
@@ -528,6 +553,7 @@ def test_candidate_digest_is_not_the_reconstruction_digest(ctx):
     assert elsewhere.operator_result_id != result.operator_result_id
 
 
+@pytest.mark.obligation("ADR-0231/18.6")
 @given(contexts())
 def test_reconstruction_binds_run_attempt_residual_and_operator(ctx):
     """ADR-0231 §18.6, §8.1, §9: the reconstruction names this run, attempt, residual,
@@ -585,6 +611,7 @@ RECONSTRUCTION_CHANGES: dict[str, Callable[[CandidateReconstruction], dict[str, 
 }
 
 
+@pytest.mark.obligation("ADR-0231/18.6")
 @pytest.mark.parametrize("label", sorted(RECONSTRUCTION_CHANGES))
 @share(10)
 @given(ctx=contexts())
@@ -601,6 +628,7 @@ def test_changing_any_binding_changes_the_reconstruction_digest(label, ctx):
     assert (changed.candidate_digest != original.candidate_digest) is content_changed
 
 
+@pytest.mark.obligation("ADR-0231/17.19", "ADR-0228/16.10", "LOCAL-0008/outputs")
 @given(contexts())
 def test_reconstruction_and_result_refuse_unbound_identities(ctx):
     """ADR-0231 §9, §17 'cannot reproduce canonical identity': a candidate_digest that does
@@ -1049,6 +1077,35 @@ REFUSALS: dict[str, tuple[Callable[[Context], object], OperatorRefusalReason]] =
 
 
 # Sixty-odd cases: each gets a tenth of the profile (at least 5 examples, see ``share``).
+@pytest.mark.obligation(
+    "ADR-0231/17.1",
+    "ADR-0231/17.2",
+    "ADR-0231/17.3",
+    "ADR-0231/17.5",
+    "ADR-0231/17.6",
+    "ADR-0231/17.7",
+    "ADR-0231/17.8",
+    "ADR-0231/17.9",
+    "ADR-0231/17.10",
+    "ADR-0231/17.11",
+    "ADR-0231/17.13",
+    "ADR-0231/17.14",
+    "ADR-0231/17.15",
+    "ADR-0231/17.16",
+    "ADR-0231/17.17",
+    "ADR-0231/17.18",
+    "ADR-0231/18.7",
+    "ADR-0231/18.8",
+    "ADR-0231/18.9",
+    "ADR-0231/18.10",
+    "ADR-0231/18.11",
+    "ADR-0231/18.12",
+    "ADR-0231/18.13",
+    "ADR-0231/18.14",
+    "ADR-0231/18.independent_hashes",
+    "LOCAL-0008/preconditions",
+    "LOCAL-0008/cue_rules",
+)
 @pytest.mark.parametrize("label", sorted(REFUSALS))
 @share(10)
 @given(ctx=contexts())
@@ -1059,6 +1116,7 @@ def test_every_precondition_refuses_with_its_reason(label, ctx):
     _assert_refused(corrupt(ctx), reason)
 
 
+@pytest.mark.obligation("LOCAL-0008/preconditions")
 @share(2)  # a secondary property: half the profile
 @given(ctx=contexts())
 def test_forging_alone_does_not_refuse(ctx):
@@ -1078,6 +1136,7 @@ OTHER_KINDS = [
 ]
 
 
+@pytest.mark.obligation("ADR-0231/17.3", "ADR-0231/18.7", "ADR-0226/9.12")
 @pytest.mark.parametrize("gate_reason", OTHER_KINDS, ids=lambda r: r.value)
 @share(3)
 @given(data=st.data())
@@ -1091,6 +1150,7 @@ def test_other_residual_kinds_refuse(gate_reason, data):
     assert refusal.residual_id == ctx.residual.residual_id
 
 
+@pytest.mark.obligation("ADR-0231/17.4", "ADR-0231/18.other_codes_refuse")
 @pytest.mark.parametrize("role", [Role.INITIAL, Role.DELTA], ids=lambda r: r.value)
 @share(2)
 @given(data=st.data())
@@ -1111,6 +1171,7 @@ def test_other_missing_role_codes_refuse(role, data):
     _assert_refused(propose(ctx), R.RESIDUAL_CODE_UNSUPPORTED)
 
 
+@pytest.mark.obligation("ADR-0231/17.12", "LOCAL-0008/cue_rules")
 @given(contexts(cue_count=0))
 def test_typed_cue_missing_refuses_and_consumes_nothing(ctx):
     """ADR-0231 §6, §17: no grounded cue; the operator never infers a direction from prose.
@@ -1123,12 +1184,14 @@ def test_typed_cue_missing_refuses_and_consumes_nothing(ctx):
     assert run.budget_consumed.candidates_considered == 0
 
 
+@pytest.mark.obligation("ADR-0231/17.12", "LOCAL-0008/cue_rules")
 @given(st.integers(2, 3).flatmap(lambda n: contexts(cue_count=n)))
 def test_typed_cue_ambiguous_refuses(ctx):
     """ADR-0231 §6, §17: more than one grounded cue is ambiguous; no cue is chosen."""
     _assert_refused(propose(ctx), R.CUE_AMBIGUOUS)
 
 
+@pytest.mark.obligation("LOCAL-0008/preconditions")
 def test_every_refusal_reason_is_exercised():
     """ADR-0231 §17, §18: the reasons are distinct closed codes, and every one of them is
     reached by a test in this file (the table above or the chain-based tests below)."""
@@ -1192,6 +1255,7 @@ def _assert_identities(refusal: CandidateOperatorRefusal, ctx: Context, broken: 
     assert refusal.residual_id == (None if broken == "residual" else ctx.residual.residual_id)
 
 
+@pytest.mark.obligation("ADR-0226/9.9")
 @given(ctx=contexts(), argument=st.sampled_from(ARGUMENTS), junk=garbage)
 def test_garbage_in_any_argument_never_raises(ctx, argument, junk):
     """ADR-0231 §7.3, §16.2 'no hidden fallback', §17: garbage (None, numbers, text, dicts,
@@ -1201,6 +1265,7 @@ def test_garbage_in_any_argument_never_raises(ctx, argument, junk):
     _assert_identities(_assert_refused(outcome, reason), ctx, argument)
 
 
+@pytest.mark.obligation("LOCAL-0008/preconditions")
 @pytest.mark.parametrize("argument", ARGUMENTS)
 @share(5)
 @given(ctx=contexts())
@@ -1213,6 +1278,7 @@ def test_a_record_in_the_wrong_place_refuses(argument, ctx):
     _assert_identities(_assert_refused(outcome, reason), ctx, argument)
 
 
+@pytest.mark.obligation("LOCAL-0008/outputs", "LOCAL-0003/unvalidated_identity")
 @given(ctx=contexts())
 def test_refusal_names_only_validated_identities(ctx):
     """ADR-0231 §8.3: a tampered input, run or residual is not named; the others are."""
@@ -1236,6 +1302,7 @@ def test_refusal_names_only_validated_identities(ctx):
 # §18.15-17: spans and explanations
 
 
+@pytest.mark.obligation("ADR-0231/18.15", "LOCAL-0008/evidence_and_digests")
 @given(contexts(fact_count=1))
 def test_duplicate_evidence_spans_are_preserved(ctx):
     """ADR-0231 §13, §18.15: with one fact bound as both initial and delta, the residual
@@ -1251,6 +1318,7 @@ def test_duplicate_evidence_spans_are_preserved(ctx):
         assert carried == spans
 
 
+@pytest.mark.obligation("ADR-0231/18.15", "LOCAL-0008/evidence_and_digests")
 @given(contexts())
 def test_cue_span_equal_to_a_bound_span_is_kept_twice(ctx):
     """ADR-0231 §13, §18.15: a cue grounded on the same words as a bound fact appears in the
@@ -1290,6 +1358,7 @@ def _respanned(result: CandidateOperatorResult, spans: tuple[SourceSpan, ...]):
     )
 
 
+@pytest.mark.obligation("ADR-0231/18.16")
 @given(contexts())
 def test_span_order_and_duplicates_change_every_identity(ctx):
     """ADR-0231 §13, §18.16: reordering (or duplicating) evidence spans changes
@@ -1315,6 +1384,7 @@ def test_span_order_and_duplicates_change_every_identity(ctx):
 notes = st.text(st.characters(codec="utf-8"), max_size=40)
 
 
+@pytest.mark.obligation("ADR-0231/18.17")
 @given(ctx=contexts(), note=notes)
 def test_explanations_never_change_any_id(ctx, note):
     """ADR-0231 §14, §18.17: prose is excluded from every id, at every depth."""
@@ -1349,6 +1419,7 @@ def _keys(value: Any) -> set[str]:
     return set()
 
 
+@pytest.mark.obligation("ADR-0231/18.18", "ADR-0231/18.19")
 def test_no_output_type_declares_a_forbidden_field():
     """ADR-0231 §8.4, §18.18-19: no answer, final_answer, served_output, score, rank,
     priority, selected, best (or any other §8.4 name) on any operator record."""
@@ -1365,6 +1436,7 @@ def test_no_output_type_declares_a_forbidden_field():
         assert not names & FORBIDDEN_OUTPUT_FIELDS, record_type.__name__
 
 
+@pytest.mark.obligation("ADR-0231/18.18", "ADR-0231/18.19")
 @share(2)  # a secondary property: half the profile
 @given(ctx=contexts())
 def test_no_output_carries_a_forbidden_key_at_any_depth(ctx):
@@ -1381,6 +1453,12 @@ def test_no_output_carries_a_forbidden_key_at_any_depth(ctx):
 # §18.23-24: not closure; recordable in the run
 
 
+@pytest.mark.obligation(
+    "ADR-0231/18.23",
+    "ADR-0231/18.attempt_stays_pending",
+    "ADR-0228/17.17",
+    "LOCAL-0008/outputs",
+)
 @given(ctx=contexts())
 def test_result_alone_is_not_closure(ctx):
     """ADR-0231 §12, §17, §18.23: the attempt stays replay_pending, and a result cannot be
@@ -1418,6 +1496,12 @@ def test_result_alone_is_not_closure(ctx):
         assert inspect_record(closed, CandidateOperatorResult) is not None
 
 
+@pytest.mark.obligation(
+    "ADR-0231/18.24",
+    "ADR-0226/9.13",
+    "ADR-0226/9.17",
+    "LOCAL-0008/run_binding",
+)
 @given(ctx=contexts())
 def test_result_is_recordable_and_the_run_admits_no_second_attempt(ctx):
     """ADR-0231 §11, §12, §18.24; ADR-0228 §8-§9: the attempt records into the opened run as
@@ -1526,6 +1610,7 @@ IN_PLACE: dict[str, tuple[Callable[[dict[str, Any]], None], OperatorRefusalReaso
 }
 
 
+@pytest.mark.obligation("LOCAL-0003/validation_memo")
 @pytest.mark.parametrize("label", sorted(IN_PLACE))
 @share(5)
 @given(ctx=contexts())
@@ -1541,6 +1626,7 @@ def test_records_altered_in_place_after_use_are_refused(label, ctx):
     _assert_refused(propose_candidate(**arguments), reason)
 
 
+@pytest.mark.obligation("LOCAL-0003/validation_memo")
 def test_a_frame_altered_in_place_is_judged_by_its_new_content():
     """ADR-0231 §6, §7.2, §9: the candidate's direction must be the cue of the frame its
     problem_frame_digest names. The shipped frame is used once, then its one cue is flipped
@@ -1566,6 +1652,7 @@ def test_a_frame_altered_in_place_is_judged_by_its_new_content():
 # Determinism and non-mutation
 
 
+@pytest.mark.obligation("ADR-0226/9.4")
 @share(2)  # a secondary property: half the profile
 @given(ctx=st.sampled_from((0, 1, 1, 2)).flatmap(lambda n: contexts(cue_count=n)))
 def test_outcomes_are_deterministic_and_inputs_untouched(ctx):
@@ -1589,6 +1676,7 @@ def test_outcomes_are_deterministic_and_inputs_untouched(ctx):
     assert [_bytes(record) for record in records] == before
 
 
+@pytest.mark.obligation("LOCAL-0008/preconditions")
 @given(ctx=contexts())
 def test_a_residual_that_is_not_its_blockers_projection_is_refused(ctx):
     """docs/adr/0008: the residual must carry its blocker's code, role and spans exactly;

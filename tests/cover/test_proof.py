@@ -91,6 +91,7 @@ def outcomes(proof: ProofRecord) -> dict[Obligation, bool]:
 # Closed and refused proofs
 
 
+@pytest.mark.obligation("LOCAL-0005/proof_obligations")
 @given(runnable_frames)
 def test_runnable_frame_proof_matches_the_arithmetic(frame: ProblemFrame) -> None:
     """ARCHITECTURE §2 (proof): result = initial +/- delta; closed iff it is a count >= 0."""
@@ -110,6 +111,7 @@ def test_runnable_frame_proof_matches_the_arithmetic(frame: ProblemFrame) -> Non
         assert proof.derived_unit is None
 
 
+@pytest.mark.obligation("LOCAL-0005/proof_obligations")
 @given(runnable_frames, st.integers(0, 10_000), st.integers(0, 10_000), st.sampled_from(Direction))
 def test_closed_proof_derives_initial_plus_or_minus_delta(
     frame: ProblemFrame, initial: int, delta: int, direction: Direction
@@ -126,6 +128,7 @@ def test_closed_proof_derives_initial_plus_or_minus_delta(
     assert proof.derived_value == expected
 
 
+@pytest.mark.obligation("LOCAL-0005/proof_obligations")
 @given(runnable_frames, st.integers(0, 10_000), st.integers(1, 10_000))
 def test_decrease_past_zero_refuses_result_non_negative(
     frame: ProblemFrame, initial: int, extra: int
@@ -143,6 +146,7 @@ def test_decrease_past_zero_refuses_result_non_negative(
     assert proof.derived_value is None and proof.derived_unit is None
 
 
+@pytest.mark.obligation("LOCAL-0005/proof_obligations")
 @given(runnable_frames, st.integers(0, 1000), st.integers(1, 1000))
 def test_safe_range_bound_on_the_result(frame: ProblemFrame, slack: int, extra: int) -> None:
     """ARCHITECTURE §2 (hashable ints): 2**53 - 1 closes; anything beyond refuses the proof."""
@@ -163,6 +167,7 @@ def test_safe_range_bound_on_the_result(frame: ProblemFrame, slack: int, extra: 
 # Identity and determinism
 
 
+@pytest.mark.obligation("LOCAL-0003/blanked_self_seal")
 @given(runnable_frames)
 def test_proof_id_matches_oracle_and_ignores_explanation(frame: ProblemFrame) -> None:
     """ADR-0228 §10 / our self-seal: proof_id hashes every field but prose, id blanked."""
@@ -177,6 +182,7 @@ def test_proof_id_matches_oracle_and_ignores_explanation(frame: ProblemFrame) ->
     assert check_proof(frame, reworded) == proof
 
 
+@pytest.mark.obligation("ADR-0226/9.5")
 @given(runnable_frames)
 def test_proof_is_deterministic_and_read_only(frame: ProblemFrame) -> None:
     """ADR-0226 §9 / ARCHITECTURE §2: same input, same bytes; inputs are not mutated."""
@@ -200,6 +206,7 @@ def assert_refused(result: object, codes: tuple[str, ...], subject: str | None) 
     assert result.refusal_id == oracle.refusal_id(result)
 
 
+@pytest.mark.obligation("ADR-0226/9.9", "LOCAL-0005/proof_refusals")
 @given(runnable_frames)
 def test_malformed_frame_or_assessment_is_refused(frame: ProblemFrame) -> None:
     """ADR-0226 §9: a malformed frame (checked first) or assessment is a typed refusal."""
@@ -222,6 +229,7 @@ def test_malformed_frame_or_assessment_is_refused(frame: ProblemFrame) -> None:
         assert_refused(result, ("assessment_malformed", defect.value), digest)
 
 
+@pytest.mark.obligation("LOCAL-0005/proof_refusals")
 @given(runnable_frames, runnable_frames)
 def test_assessment_of_another_frame_is_refused(frame: ProblemFrame, other: ProblemFrame) -> None:
     """ADR-0226 §7E: proof runs over the assessment of the very frame it is given."""
@@ -231,6 +239,7 @@ def test_assessment_of_another_frame_is_refused(frame: ProblemFrame, other: Prob
     assert_refused(result, ("assessment_frame_mismatch",), problem_frame_digest(frame))
 
 
+@pytest.mark.obligation("ADR-0226/8.1", "ADR-0226/13.4", "LOCAL-0005/proof_refusals")
 @given(refused_frames)
 def test_refused_or_forged_runnable_assessment_is_refused(frame: ProblemFrame) -> None:
     """ADR-0226 §7E/§8.1: no proof over a refused contract nor a resealed "runnable" forgery."""
@@ -242,6 +251,7 @@ def test_refused_or_forged_runnable_assessment_is_refused(frame: ProblemFrame) -
     assert_refused(check_proof(frame, forged), ("assessment_not_reproducible",), digest)
 
 
+@pytest.mark.obligation("ADR-0226/9.9", "LOCAL-0005/proof_refusals")
 @given(
     st.one_of(st.none(), st.integers(), st.text(), st.dictionaries(st.text(), st.integers())),
     st.one_of(st.none(), st.integers(), st.text(), st.lists(st.integers())),
@@ -256,6 +266,7 @@ def test_check_proof_never_raises_on_garbage(frame: object, assessment: object) 
 # ProofRecord construction
 
 
+@pytest.mark.obligation("LOCAL-0005/proof_obligations")
 @pytest.mark.parametrize(
     ("status", "holds", "derived_value", "derived_unit", "field"),
     [
@@ -301,6 +312,7 @@ def _proof_record(
     )
 
 
+@pytest.mark.obligation("LOCAL-0005/proof_obligations")
 @given(st.lists(st.sampled_from(Obligation), max_size=5))
 @example(list(Obligation))
 @example(list(Obligation)[::-1])
@@ -321,6 +333,7 @@ def test_proof_record_lists_every_obligation_once_in_order(drawn: list[Obligatio
         assert found == RecordDefect("ProofRecord", "obligations", Defect.INCONSISTENT_FIELDS)
 
 
+@pytest.mark.obligation("LOCAL-0003/bool_fields")
 def test_obligation_outcome_holds_must_be_a_bool() -> None:
     """ARCHITECTURE §2: bool only where the schema says bool, and exactly a bool there."""
     with pytest.raises(RecordError) as caught:
@@ -367,6 +380,7 @@ def _labelled_frame() -> ProblemFrame:
     )
 
 
+@pytest.mark.obligation("LOCAL-0005/proof_obligations")
 def test_labelled_example_five_minus_two_is_three() -> None:
     """ADR-0226 §7E: "Ann had 5 apples. She ate 2." closes with 3 apple."""
     proof = proved(_labelled_frame())

@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 import enum
 
+import pytest
+
 import practice_loop
 import practice_loop.kernel as kernel
 from practice_strategies.vocabulary import FORBIDDEN_RUN_FIELDS
@@ -170,6 +172,7 @@ ENVELOPE_RECORDS = [
 ]
 
 
+@pytest.mark.obligation("ADR-0228/17.1", "ADR-0231/18.1")
 def test_kernel_exports_are_exact():
     """ADR-0228 §17.1: the public API is exactly what the ADRs allow, no more, no less."""
     assert set(kernel.__all__) == EXPECTED_KERNEL_EXPORTS
@@ -183,6 +186,7 @@ def test_package_facade_is_minimal():
     assert practice_loop.__all__ == ["__version__"]
 
 
+@pytest.mark.obligation("ADR-0228/17.1")
 def test_search_run_exports_are_inert():
     """ADR-0228 §17.1: the run's exports are values, closed enums, and pure functions."""
     run_exports = [
@@ -211,6 +215,15 @@ def test_search_run_exports_are_inert():
         assert issubclass(getattr(kernel, name), enum.Enum)
 
 
+@pytest.mark.obligation(
+    "ADR-0228/17.11",
+    "ADR-0231/18.18",
+    "ADR-0231/18.19",
+    "ADR-0226/8.2",
+    "ADR-0226/8.3",
+    "ADR-0226/8.5",
+    "ADR-0227/13.2",
+)
 def test_no_envelope_record_has_a_forbidden_field():
     """ADR-0228 §17.11, ADR-0231 §18.18-19: no answer, proof, verdict, score... fields."""
     for record in ENVELOPE_RECORDS:
@@ -218,12 +231,14 @@ def test_no_envelope_record_has_a_forbidden_field():
         assert not names & FORBIDDEN_FIELD_NAMES, (record.__name__, names & FORBIDDEN_FIELD_NAMES)
 
 
+@pytest.mark.obligation("ADR-0226/13.5")
 def test_proof_record_carries_no_answer_or_authority_field():
     """ADR-0226 §7E: proof reports obligations; the answer is a later, separate stage."""
     names = {field.name for field in dataclasses.fields(kernel.ProofRecord)}
     assert not names & (FORBIDDEN_FIELD_NAMES - {"proof"})
 
 
+@pytest.mark.obligation("ADR-0226/13.5")
 def test_replay_result_carries_evidence_not_an_answer():
     """ADR-0226 §7E: replay reports a disposition over evidence; the answer is a later stage."""
     names = {field.name for field in dataclasses.fields(kernel.ReplayResult)}

@@ -144,6 +144,7 @@ def test_the_length_limit_is_inclusive():
     assert type(read_question(question)) is ProblemFrame
 
 
+@pytest.mark.obligation("LOCAL-0005/frame_caps")
 def test_text_with_more_evidence_than_a_frame_holds_is_refused():
     """docs/adr/0005 caps a frame's spans; the reader refuses rather than drop evidence,
     and keeps one span free for the cue a practice candidate adds (ADR-0231 §6)."""
@@ -302,6 +303,7 @@ def known_problems(draw) -> tuple[str, int, bool]:
     return f"{name} has {initial} {unit}. {change} {ask}", initial + sign * delta, active
 
 
+@pytest.mark.obligation("ADR-0226/13.8")
 @given(known_problems())
 def test_generated_problems_are_answered_right_or_refused(problem):
     """ADR-0226 §4: an answer, direct or after practice, is the true one; a negative true
@@ -417,6 +419,7 @@ def test_hazard_evidence_is_the_words_that_triggered_it(question, code, words):
     assert assessed(frame).status is AssessmentStatus.REFUSED
 
 
+@pytest.mark.obligation("ADR-0226/13.8")
 @pytest.mark.parametrize(
     "question",
     [
@@ -510,6 +513,7 @@ def test_the_sample_table_covers_every_line_once():
     assert 36 <= len(rows) <= 48
 
 
+@pytest.mark.obligation("ADR-0226/13.8")
 @pytest.mark.parametrize("row", sample_rows(), ids=lambda row: row["id"])
 def test_each_sample_takes_its_expected_path(row):
     """Answers, direct or after practice, equal the gold number; everything else refuses."""

@@ -95,6 +95,7 @@ def _expected(frame) -> tuple[ReplayDisposition, int | None]:
     return ReplayDisposition.CONTRACT_AND_PROOF_CLOSED, value
 
 
+@pytest.mark.obligation("LOCAL-0006/dispositions", "ADR-0226/8.6")
 @given(proposals)
 def test_replay_reaches_the_verdict_the_values_entail(proposed):
     """ADR-0226 §7E: same contract, same proof obligations, three dispositions."""
@@ -115,6 +116,7 @@ def test_replay_reaches_the_verdict_the_values_entail(proposed):
     assert outcome.attempt_id == result.attempt_id
 
 
+@pytest.mark.obligation("LOCAL-0006/isolation", "LOCAL-0006/apply_candidate")
 @given(proposals)
 def test_replay_works_on_a_copy(proposed):
     """ADR-0226 §7E, ADR-0228 §14: the original frame and assessment stay untouched; the
@@ -134,6 +136,7 @@ def test_replay_works_on_a_copy(proposed):
     assert chain.assessment.status is AssessmentStatus.REFUSED
 
 
+@pytest.mark.obligation("ADR-0226/9.5")
 @given(proposals, st.text())
 def test_replay_identity_is_deterministic_and_ignores_prose(proposed, note):
     """ADR-0226 §9: same candidate, same bytes; prose never enters the replay id."""
@@ -144,6 +147,7 @@ def test_replay_identity_is_deterministic_and_ignores_prose(proposed, note):
     assert tampered(first, explanation=note).compute_id() == first.replay_id
 
 
+@pytest.mark.obligation("LOCAL-0006/apply_candidate")
 def test_the_shipped_example_closes_through_replay():
     """The direction_unbound example: 12 apples, 5 eaten, closes at 7."""
     proposed = propose(direction_unbound().frame)
@@ -211,6 +215,7 @@ REFUSALS = {
 }
 
 
+@pytest.mark.obligation("LOCAL-0006/validation_order", "LOCAL-0006/refusal_distinct")
 @pytest.mark.parametrize("reason", sorted(REFUSALS))
 def test_invalid_input_is_an_adapter_refusal(reason):
     """docs/adr/0006: what cannot be validated gets a typed refusal, not a verdict."""
@@ -219,6 +224,7 @@ def test_invalid_input_is_an_adapter_refusal(reason):
     assert outcome.reason_codes == (reason,)
 
 
+@pytest.mark.obligation("LOCAL-0006/validation_order")
 def test_a_runnable_original_is_not_replayed():
     """ADR-0226 §6: a runnable assessment takes the existing path, never search."""
     chain = _runnable_chain()
@@ -240,6 +246,7 @@ def test_a_runnable_original_is_not_replayed():
     assert outcome.reason_codes == ("assessment_not_refused",)
 
 
+@pytest.mark.obligation("LOCAL-0006/validation_order", "ADR-0226/8.1")
 def test_a_forged_refused_assessment_is_not_reproducible():
     """The original assessment must be the organ's own judgement of this frame."""
     forged = resealed(EXAMPLE.chain.assessment, blockers=EXAMPLE.chain.assessment.blockers * 2)
@@ -253,6 +260,7 @@ def test_a_forged_refused_assessment_is_not_reproducible():
 garbage = st.one_of(st.none(), st.integers(), st.text(), st.dictionaries(st.text(), st.integers()))
 
 
+@pytest.mark.obligation("LOCAL-0006/function", "ADR-0226/9.9")
 @given(garbage, st.integers(0, 2))
 def test_garbage_never_raises(value, position):
     args = [EXAMPLE.chain.frame, EXAMPLE.chain.assessment, RECONSTRUCTION]
@@ -266,6 +274,7 @@ def test_garbage_never_raises(value, position):
     }
 
 
+@pytest.mark.obligation("LOCAL-0006/result_invariant")
 def test_result_record_refuses_a_disposition_its_evidence_does_not_entail():
     """docs/adr/0006: a replay result cannot claim closure its proof does not show."""
     outcome = replay_candidate(EXAMPLE.chain.frame, EXAMPLE.chain.assessment, RECONSTRUCTION)
@@ -312,6 +321,7 @@ def _with_evidence(spans) -> CandidateReconstruction:
     )
 
 
+@pytest.mark.obligation("LOCAL-0006/validation_order")
 def test_evidence_outside_the_frame_is_refused():
     """docs/adr/0006 row 8: every evidence span is exactly the frame's text at its offsets."""
     first = RECONSTRUCTION.evidence_spans[0]
@@ -322,6 +332,7 @@ def test_evidence_outside_the_frame_is_refused():
     assert outcome.reason_codes == ("evidence_not_in_frame",)
 
 
+@pytest.mark.obligation("LOCAL-0006/validation_order")
 def test_a_cue_the_evidence_does_not_cite_is_refused():
     """docs/adr/0006 row 10, ADR-0231 §13: the cited cue must be among the evidence."""
     cue_span = RECONSTRUCTION.candidate_payload.cue_span
@@ -330,6 +341,7 @@ def test_a_cue_the_evidence_does_not_cite_is_refused():
     assert outcome.reason_codes == ("cue_not_in_evidence",)
 
 
+@pytest.mark.obligation("LOCAL-0006/validation_order", "LOCAL-0006/apply_candidate")
 def test_a_payload_that_does_not_apply_is_refused():
     """docs/adr/0006 row 11: no proposal to bind into is not a verdict, it is a refusal."""
     frame = dataclasses.replace(EXAMPLE.chain.frame, proposals=())

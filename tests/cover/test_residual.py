@@ -131,6 +131,7 @@ def blockers(draw: st.DrawFn) -> Blocker:
 # The projection
 
 
+@pytest.mark.obligation("LOCAL-0001/one_per_blocker", "ADR-0226/8.2")
 @given(refused_frames())
 def test_one_residual_per_blocker_in_order(frame: ProblemFrame) -> None:
     """ADR-0226 §7A: one residual per blocker, in order, code and exact spans unchanged."""
@@ -148,6 +149,7 @@ def test_one_residual_per_blocker_in_order(frame: ProblemFrame) -> None:
         assert residual.candidate_organ == assessment.organ
 
 
+@pytest.mark.obligation("LOCAL-0001/one_per_blocker", "ADR-0226/13.11")
 @given(st.lists(blockers(), min_size=1, max_size=4), digests)
 def test_projection_preserves_spans_exactly_with_duplicates(
     drawn: list[Blocker], frame_digest: str
@@ -161,6 +163,7 @@ def test_projection_preserves_spans_exactly_with_duplicates(
         assert residual.residual_id == oracle.residual_id(residual)
 
 
+@pytest.mark.obligation("LOCAL-0001/residual_id")
 @given(span_sequences(min_size=2, max_size=4), digests)
 def test_span_order_and_duplicates_change_residual_id(
     spans: tuple[SourceSpan, ...], frame_digest: str
@@ -177,6 +180,7 @@ def test_span_order_and_duplicates_change_residual_id(
     assert residual_for(spans + spans[:1]).residual_id != base.residual_id
 
 
+@pytest.mark.obligation("LOCAL-0001/kind_table")
 def test_typing_table_is_exactly_ours() -> None:
     """ARCHITECTURE §2 / docs/adr/0001: the typing table names exactly six blocker codes."""
     classified = {code: kind for code, kind in EXPECTED_KIND.items()}
@@ -185,6 +189,7 @@ def test_typing_table_is_exactly_ours() -> None:
     assert set(EXPECTED_KIND) == set(BlockerCode)
 
 
+@pytest.mark.obligation("LOCAL-0001/kind_table")
 @pytest.mark.parametrize("blocker_code", list(BlockerCode), ids=lambda c: c.value)
 def test_every_blocker_code_projects_to_its_kind(blocker_code: BlockerCode) -> None:
     """ADR-0226 §7B: a blocker outside the typing table projects as UNCLASSIFIED."""
@@ -196,6 +201,7 @@ def test_every_blocker_code_projects_to_its_kind(blocker_code: BlockerCode) -> N
     assert residual.evidence_spans == (span, span)
 
 
+@pytest.mark.obligation("LOCAL-0001/refusals", "ADR-0226/8.2")
 def test_refused_without_blockers_projects_nothing() -> None:
     """ADR-0226 §7A: the projection decides nothing; no blocker, no residual (gate's call)."""
     assert project_residuals(refused_assessment((), "a" * 64)) == ()
@@ -205,6 +211,7 @@ def test_refused_without_blockers_projects_nothing() -> None:
 # Identity and determinism
 
 
+@pytest.mark.obligation("LOCAL-0001/residual_id", "LOCAL-0003/blanked_self_seal")
 @given(refused_frames())
 def test_residual_ids_match_oracle_and_ignore_explanation(frame: ProblemFrame) -> None:
     """ADR-0228 §10: residual_id hashes every field but prose (own or the assessment's)."""
@@ -218,6 +225,7 @@ def test_residual_ids_match_oracle_and_ignore_explanation(frame: ProblemFrame) -
     assert projected(reworded) == residuals
 
 
+@pytest.mark.obligation("ADR-0226/9.1", "ADR-0226/8.2")
 @given(refused_frames())
 def test_projection_is_deterministic_and_read_only(frame: ProblemFrame) -> None:
     """ADR-0226 §7A/§9: the same assessment gives the same bytes; the input is not mutated."""
@@ -243,6 +251,7 @@ def assert_refused(result: object, codes: tuple[str, ...], subject: str | None) 
     assert result.refusal_id == oracle.refusal_id(result)
 
 
+@pytest.mark.obligation("LOCAL-0001/refusals")
 @given(problem_frames(**FRAME_RECIPES[GateReason.ASSESSMENT_RUNNABLE]))
 def test_runnable_assessment_is_refused(frame: ProblemFrame) -> None:
     """ADR-0226 §7A: residuals project refused assessments only; runnable has nothing."""
@@ -251,6 +260,7 @@ def test_runnable_assessment_is_refused(frame: ProblemFrame) -> None:
     assert_refused(result, ("assessment_runnable",), assessment.assessment_id)
 
 
+@pytest.mark.obligation("LOCAL-0001/refusals", "ADR-0226/9.9")
 @given(refused_frames())
 def test_malformed_assessment_is_refused_with_exact_defect(frame: ProblemFrame) -> None:
     """ADR-0226 §9: a malformed assessment gives assessment_malformed and its exact defect."""
@@ -299,6 +309,7 @@ def test_malformed_assessment_is_refused_with_exact_defect(frame: ProblemFrame) 
         assert_refused(result, ("assessment_malformed", defect.value), None)
 
 
+@pytest.mark.obligation("LOCAL-0001/function")
 @given(st.one_of(st.none(), st.integers(), st.text(), st.lists(st.integers())))
 def test_project_residuals_never_raises_on_garbage(value: object) -> None:
     """ARCHITECTURE §2: a stage never raises on bad input."""
@@ -328,6 +339,7 @@ def residual_fields(blocker_code: BlockerCode, kind: ResidualKind) -> dict[str, 
     }
 
 
+@pytest.mark.obligation("LOCAL-0001/kind_table")
 @given(st.sampled_from(BlockerCode), st.sampled_from(ResidualKind))
 def test_kind_must_agree_with_code(blocker_code: BlockerCode, kind: ResidualKind) -> None:
     """Our typing table: a residual whose kind disagrees with its code is INCONSISTENT_FIELDS."""
@@ -343,6 +355,7 @@ def test_kind_must_agree_with_code(blocker_code: BlockerCode, kind: ResidualKind
         )
 
 
+@pytest.mark.obligation("LOCAL-0003/records_validate")
 @pytest.mark.parametrize(
     ("field", "value", "defect"),
     [
@@ -365,6 +378,7 @@ def test_residual_field_defects(field: str, value: object, defect: Defect) -> No
     assert caught.value.found == RecordDefect("ContractResidual", field, defect)
 
 
+@pytest.mark.obligation("LOCAL-0001/residual_id", "LOCAL-0003/sealing")
 def test_wrong_residual_id_is_refused() -> None:
     """Our self-seal decision: a residual whose id is not its own digest cannot be built."""
     fields = residual_fields(BlockerCode.UNIT_MISMATCH, ResidualKind.MISSING_RELATION)

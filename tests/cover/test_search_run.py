@@ -158,6 +158,13 @@ def _assert_refused(refusal: SearchRunRefusal, reason: RunRefusalReason) -> None
 # The inert v1 run
 
 
+@pytest.mark.obligation(
+    "ADR-0228/16.8",
+    "ADR-0228/17.7",
+    "ADR-0228/17.independent_hashes",
+    "LOCAL-0004/v1_inert",
+    "LOCAL-0004/outcome_table",
+)
 def test_inert_run_of_the_shipped_example_reproduces_exactly():
     """ADR-0228 §13: the zero-attempt terminal run, every identity recomputed by hand."""
     chain = build_chain(direction_unbound().frame)
@@ -220,6 +227,7 @@ def test_inert_run_of_the_shipped_example_reproduces_exactly():
     assert run.opened_run_id is None
 
 
+@pytest.mark.obligation("ADR-0228/16.8", "ADR-0228/17.7", "LOCAL-0004/v1_inert")
 @given(eligible_chains())
 def test_inert_run_for_every_eligible_chain(chain):
     """ADR-0228 §13 and §17.7: no attempts, no false consumption, ceiling copied exactly."""
@@ -247,6 +255,7 @@ def test_inert_run_for_every_eligible_chain(chain):
     assert run.run_id == oracle.run_id(run)
 
 
+@pytest.mark.obligation("ADR-0226/9.4", "ADR-0226/9.17", "ADR-0226/13.10", "ADR-0228/17.8")
 @given(eligible_chains())
 def test_inert_run_is_deterministic_and_leaves_inputs_untouched(chain):
     """ADR-0228 §10: byte-equivalent inputs reproduce every identity and byte."""
@@ -261,6 +270,7 @@ def test_inert_run_is_deterministic_and_leaves_inputs_untouched(chain):
 # Initialization refusals: ADR-0228 §9 and every row of §16
 
 
+@pytest.mark.obligation("ADR-0228/16.1", "ADR-0226/8.4")
 @given(
     chains(GateReason.MULTIPLE_RESIDUALS)
     | chains(GateReason.ASSESSMENT_RUNNABLE)
@@ -290,6 +300,12 @@ def _rebind(chain: Chain, budget) -> Chain:
     )
 
 
+@pytest.mark.obligation(
+    "ADR-0228/16.2",
+    "ADR-0228/17.2",
+    "ADR-0226/8.4",
+    "LOCAL-0004/initialization_order",
+)
 @pytest.mark.parametrize(
     "status",
     [
@@ -314,6 +330,7 @@ def test_budget_not_allowed_is_blocked_by_budget(status, chain):
     _assert_refused(_refusal_of(_rebind(chain, budget)), R.BUDGET_NOT_ALLOWED)
 
 
+@pytest.mark.obligation("ADR-0228/16.2", "ADR-0228/17.2")
 @pytest.mark.parametrize("field", ["max_candidates", "max_steps"])
 @share(5)
 @given(chain=eligible_chains())
@@ -323,6 +340,7 @@ def test_zero_ceiling_is_blocked_by_budget(field, chain):
     _assert_refused(_refusal_of(_rebind(chain, budget)), R.BUDGET_CEILING_ZERO)
 
 
+@pytest.mark.obligation("ADR-0228/16.6", "ADR-0228/17.5", "LOCAL-0004/initialization_order")
 @pytest.mark.parametrize("field", ["max_candidates", "max_depth", "max_steps", "max_parallelism"])
 @share(5)
 @given(chain=eligible_chains(), value=st.integers(-(2**53 - 1), -1))
@@ -332,6 +350,7 @@ def test_negative_limit_is_invalid_input(field, chain, value):
     _assert_refused(_refusal_of(_rebind(chain, budget)), R.BUDGET_LIMIT_NEGATIVE)
 
 
+@pytest.mark.obligation("ADR-0228/16.7", "ADR-0228/17.6")
 @given(chain=eligible_chains(), parallelism=st.integers(2, 64))
 def test_parallelism_other_than_one_is_invalid_input(chain, parallelism):
     """ADR-0228 §11 and §16 row 7: max_parallelism != 1 refuses even an allowed budget."""
@@ -346,6 +365,7 @@ GATE_CROSS_IDENTITIES = [
 ]
 
 
+@pytest.mark.obligation("ADR-0228/16.3", "ADR-0228/17.3", "ADR-0226/9.11")
 @pytest.mark.parametrize("field, value, reason", GATE_CROSS_IDENTITIES)
 @share(5)
 @given(chain=eligible_chains())
@@ -355,6 +375,7 @@ def test_budget_gate_cross_identity_mismatch(field, value, reason, chain):
     _assert_refused(_refusal_of(_rebind(chain, budget)), reason)
 
 
+@pytest.mark.obligation("ADR-0228/16.3", "ADR-0228/17.3", "ADR-0226/9.11")
 @given(chain=eligible_chains())
 def test_budget_id_that_does_not_reproduce(chain):
     """ADR-0227 §9, ADR-0228 §9: a budget_id that its payload does not reproduce."""
@@ -362,6 +383,14 @@ def test_budget_id_that_does_not_reproduce(chain):
     _assert_refused(_refusal_of(chain, budget_decision=budget), R.BUDGET_ID_MISMATCH)
 
 
+@pytest.mark.obligation(
+    "ADR-0228/16.3",
+    "ADR-0228/16.5",
+    "ADR-0228/17.3",
+    "ADR-0228/17.4",
+    "ADR-0226/9.10",
+    "ADR-0226/9.11",
+)
 @given(chain=eligible_chains())
 def test_gate_identity_and_version(chain):
     """ADR-0228 §9: the gate must reproduce and be of a supported policy version."""
@@ -373,6 +402,7 @@ def test_gate_identity_and_version(chain):
     _assert_refused(_refusal_of(chain, gate_decision=broken), R.GATE_MALFORMED)
 
 
+@pytest.mark.obligation("ADR-0228/16.5", "ADR-0228/17.4", "ADR-0226/9.10")
 @given(chain=eligible_chains())
 def test_unsupported_budget_policy_version(chain):
     """ADR-0228 §16 row 5: an unsupported budget policy version."""
@@ -399,6 +429,14 @@ INPUT_CORRUPTIONS = [
 ]
 
 
+@pytest.mark.obligation(
+    "ADR-0228/16.3",
+    "ADR-0228/16.4",
+    "ADR-0228/16.5",
+    "ADR-0228/17.3",
+    "ADR-0228/17.4",
+    "LOCAL-0004/initialization_order",
+)
 @pytest.mark.parametrize("field, value, reason", INPUT_CORRUPTIONS)
 @share(5)
 @given(chain=eligible_chains())
@@ -409,6 +447,7 @@ def test_run_input_corruptions(field, value, reason, chain):
     )
 
 
+@pytest.mark.obligation("ADR-0228/16.4")
 @given(chain=eligible_chains(), extra=digests)
 def test_residual_sequence_is_not_reordered_or_extended(chain, extra):
     """ADR-0228 §6: no residual may be added, removed, deduplicated or reordered."""
@@ -420,6 +459,12 @@ def test_residual_sequence_is_not_reordered_or_extended(chain, extra):
         _assert_refused(refusal, R.RESIDUAL_IDS_MISMATCH)
 
 
+@pytest.mark.obligation(
+    "ADR-0228/16.5",
+    "ADR-0228/17.4",
+    "LOCAL-0004/v1_inert",
+    "LOCAL-0004/operator_manifest",
+)
 @given(chain=eligible_chains())
 def test_operator_set_checks(chain):
     """ADR-0228 §4, §6, §16 row 5: closed, supported, and only empty under v1."""
@@ -438,6 +483,11 @@ def test_operator_set_checks(chain):
     _assert_refused(_refusal_of(chain, operator_set=empty_named_full), R.OPERATOR_SET_MALFORMED)
 
 
+@pytest.mark.obligation(
+    "ADR-0226/9.9",
+    "LOCAL-0004/initialization_order",
+    "LOCAL-0004/refusal_table",
+)
 @pytest.mark.parametrize(
     "argument", ["search_input", "gate_decision", "budget_decision", "operator_set"]
 )
@@ -458,6 +508,7 @@ garbage = st.one_of(
 )
 
 
+@pytest.mark.obligation("ADR-0226/9.9", "LOCAL-0003/stages_reinspect")
 @given(
     chain=eligible_chains(),
     argument=st.sampled_from(["search_input", "gate_decision", "budget_decision", "operator_set"]),
@@ -470,6 +521,7 @@ def test_garbage_never_raises(chain, argument, junk):
     assert refusal.reason_codes[0] in {reason.value for reason in RunRefusalReason}
 
 
+@pytest.mark.obligation("LOCAL-0004/refusal_content", "LOCAL-0003/unvalidated_identity")
 @given(chain=eligible_chains())
 def test_refusal_identities_are_only_the_validated_ones(chain):
     """ADR-0228 §7: optional identities are set only when validated without guessing."""
@@ -479,6 +531,7 @@ def test_refusal_identities_are_only_the_validated_ones(chain):
     assert refusal.input_digest == oracle.search_input_digest(chain.search_input)
 
 
+@pytest.mark.obligation("LOCAL-0004/refusal_table")
 def test_refusal_table_covers_every_reason_with_a_refusal_disposition():
     """ADR-0228 §7: the refusal branch carries only the four initialization dispositions."""
     assert set(REFUSAL_TABLE) == set(RunRefusalReason)
@@ -494,6 +547,7 @@ def test_refusal_table_covers_every_reason_with_a_refusal_disposition():
 # The v2 lifecycle: opened run, recorded attempts, accounting
 
 
+@pytest.mark.obligation("LOCAL-0004/v2_open_then_record")
 @given(eligible_chains())
 def test_opened_run_identity(chain):
     """docs/adr/0004: a v2 run opens with zero attempts and a self-sealed run_id."""
@@ -504,6 +558,7 @@ def test_opened_run_identity(chain):
     assert opened.max_candidates == chain.budget.max_candidates
 
 
+@pytest.mark.obligation("LOCAL-0004/outcome_table")
 @given(eligible_chains())
 def test_no_attempt_is_operator_space_depleted(chain):
     """ADR-0228 §9, §13: an empty operator space is exhaustion, not budget consumption."""
@@ -515,6 +570,13 @@ def test_no_attempt_is_operator_space_depleted(chain):
     assert run.budget_consumed.exhausted is False
 
 
+@pytest.mark.obligation(
+    "ADR-0228/16.11",
+    "ADR-0228/17.9",
+    "ADR-0228/17.17",
+    "LOCAL-0004/v2_open_then_record",
+    "LOCAL-0004/outcome_table",
+)
 @given(chain=eligible_chains(), spans=span_sequences(min_size=1))
 def test_one_attempt_is_recorded_pending(chain, spans):
     """ADR-0228 §8, §9; ADR-0231 §11: one attempt, fixed charge, depth 1, replay pending."""
@@ -539,6 +601,11 @@ def test_one_attempt_is_recorded_pending(chain, spans):
     assert attempt.attempt_id == oracle.attempt_id(attempt)
 
 
+@pytest.mark.obligation(
+    "ADR-0228/17.12",
+    "ADR-0228/17.independent_hashes",
+    "LOCAL-0003/attempt_id_payload",
+)
 def test_attempt_id_hashes_exactly_the_listed_fields():
     """ADR-0228 §10: attempt_id over the twelve listed fields, nothing else."""
     attempt = _attempt(_row(), 0, 0)
@@ -560,6 +627,16 @@ def test_attempt_id_hashes_exactly_the_listed_fields():
     assert attempt.attempt_id == hashlib.sha256(raw.encode("utf-8")).hexdigest()
 
 
+@pytest.mark.obligation(
+    "ADR-0228/16.9",
+    "ADR-0228/17.8",
+    "ADR-0228/17.9",
+    "ADR-0228/17.10",
+    "ADR-0226/9.13",
+    "LOCAL-0004/admission",
+    "LOCAL-0004/outcome_table",
+    "LOCAL-0004/exhaustion_flag",
+)
 @given(chain=eligible_chains(), steps=st.integers(1, 12), proposed=st.integers(0, 8))
 def test_charges_fit_before_materialization(chain, steps, proposed):
     """ADR-0228 §9, §16 row 9: stop before the attempt whose charge would not fit; keep the
@@ -597,6 +674,7 @@ def test_charges_fit_before_materialization(chain, steps, proposed):
     assert run.run_id == oracle.run_id(run)
 
 
+@pytest.mark.obligation("ADR-0228/16.9", "ADR-0226/9.13", "LOCAL-0004/admission")
 @given(chains(GateReason.ELIGIBLE_MISSING_ROLE))
 def test_depth_ceiling(chain):
     """ADR-0228 §9: an attempt deeper than max_depth is not admitted (max_depth_reached)."""
@@ -636,6 +714,12 @@ def tampered_status(attempt: CandidateAttempt) -> CandidateAttempt:
     )
 
 
+@pytest.mark.obligation(
+    "ADR-0228/16.10",
+    "ADR-0228/17.8",
+    "LOCAL-0004/record_attempts_checks",
+    "LOCAL-0004/reserved_dispositions",
+)
 @pytest.mark.parametrize("reason", sorted(ATTEMPT_FAULTS))
 @share(5)
 @given(chain=eligible_chains())
@@ -650,6 +734,7 @@ def test_attempts_that_cannot_be_reproduced_refuse_the_run(reason, chain):
     assert outcome.run_disposition is D.INVALID_INPUT
 
 
+@pytest.mark.obligation("ADR-0228/17.8", "LOCAL-0004/record_attempts_checks")
 @given(chain=eligible_chains())
 def test_lineage_must_name_an_earlier_attempt(chain):
     """docs/adr/0004: a parent is an earlier attempt one level up."""
@@ -661,6 +746,7 @@ def test_lineage_must_name_an_earlier_attempt(chain):
     assert outcome.reason_codes == ("attempt_lineage_invalid",)
 
 
+@pytest.mark.obligation("LOCAL-0004/record_attempts_checks")
 @given(chain=eligible_chains())
 def test_record_attempts_checks_its_run_and_manifest(chain):
     """docs/adr/0004: the manifest must be the one the run opened with; the run must seal."""
@@ -678,6 +764,7 @@ def test_record_attempts_checks_its_run_and_manifest(chain):
 # Identity: explanation stability, span-order sensitivity
 
 
+@pytest.mark.obligation("ADR-0228/17.12")
 @given(chain=eligible_chains(), note=st.text())
 def test_explanations_never_enter_run_identity(chain, note):
     """ADR-0228 §10, §17.12: prose is excluded from input_digest, attempt_id and run_id."""
@@ -692,6 +779,7 @@ def test_explanations_never_enter_run_identity(chain, note):
     assert tampered(plain, explanation=note).compute_id() == plain.run_id
 
 
+@pytest.mark.obligation("ADR-0228/17.13")
 @given(chain=eligible_chains(), spans=span_sequences(min_size=2))
 def test_span_order_and_duplicates_change_identity(chain, spans):
     """ADR-0228 §10, §17.13: reordering or duplicating spans changes attempt_id and run_id."""
@@ -715,6 +803,7 @@ def _inert_run() -> GeometricSearchRun:
     return run
 
 
+@pytest.mark.obligation("LOCAL-0004/exhaustion_flag", "LOCAL-0004/outcome_table")
 @pytest.mark.parametrize(
     "changes",
     [
@@ -743,6 +832,7 @@ def test_run_record_refuses_inconsistent_states(changes):
     assert raised.value.found.defect is Defect.INCONSISTENT_FIELDS
 
 
+@pytest.mark.obligation("LOCAL-0004/v1_inert")
 def test_v1_run_may_not_carry_attempts():
     """ADR-0228 §4, §18: the v1 shell records no attempt."""
     run = _inert_run()
@@ -759,6 +849,7 @@ def test_v1_run_may_not_carry_attempts():
         GeometricSearchRun.sealed(**fields)
 
 
+@pytest.mark.obligation("LOCAL-0004/refusal_table")
 def test_refusal_record_refuses_run_dispositions():
     """ADR-0228 §7: a refusal cannot masquerade as a run."""
     with pytest.raises(RecordError) as raised:
@@ -774,6 +865,7 @@ def test_refusal_record_refuses_run_dispositions():
     assert raised.value.found.defect is Defect.INCONSISTENT_FIELDS
 
 
+@pytest.mark.obligation("ADR-0228/17.9")
 @pytest.mark.parametrize("charge", [(2, 1), (1, 0), (0, 1), (True, 1), (1, -1)])
 def test_budget_charge_is_one_candidate_and_positive_steps(charge):
     """ADR-0228 §8: exactly one candidate, a positive number of steps."""

@@ -28,6 +28,7 @@ def _row(case_id: str, trace: SealedPracticeTrace | None) -> CaseRow:
     )
 
 
+@pytest.mark.obligation("LOCAL-0007/loading")
 def test_round_trip_verifies_on_read(tmp_path):
     with TraceStore(tmp_path / "s.sqlite") as store:
         for index, trace in enumerate(TRACES):
@@ -42,6 +43,7 @@ def _rewrite(path, trace_id: str, body: bytes) -> None:
         db.execute("UPDATE traces SET body = ? WHERE trace_id = ?", (body, trace_id))
 
 
+@pytest.mark.obligation("ADR-0226/9.16", "LOCAL-0007/loading")
 @pytest.mark.parametrize(
     "forge, code",
     [

@@ -174,6 +174,7 @@ def test_headers_flags_and_ids():
                 assert type(result["refusal"]) is str, (name, test["tcId"])
 
 
+@pytest.mark.obligation("LOCAL-0003/blanked_self_seal")
 def test_record_ids_are_their_digests():
     """docs/adr/0003: a record's id is the SHA-256 of its identity payload's canonical
     bytes, and the frozen canonical text hashes to the frozen digest."""
@@ -267,6 +268,7 @@ PLANTS = {
 }
 
 
+@pytest.mark.obligation("LOCAL-0003/budget_id_payload", "LOCAL-0003/attempt_id_payload")
 @pytest.mark.parametrize("plant", sorted(PLANTS))
 def test_a_planted_identity_change_moves_exactly_that_kind(plant):
     """One record kind's identity payload changed: the canonical text and digest move for
@@ -508,6 +510,7 @@ def _valid_documents() -> Iterator[tuple[str, dict[str, Any], object]]:
             yield name, test, value
 
 
+@pytest.mark.obligation("LOCAL-0003/rfc8785", "LOCAL-0003/one_encoder")
 def test_canonical_bytes_equal_rfc8785():
     """docs/adr/0003 "RFC 8785": under the hashable profile our bytes are JCS bytes whenever
     keys are ASCII; JcsKeyOrderDiffers marks the one documented difference, which must show."""
@@ -561,6 +564,7 @@ LOADER = [
 ]
 
 
+@pytest.mark.obligation("LOCAL-0003/decode", "LOCAL-0007/loading")
 @pytest.mark.parametrize("group, test", LOADER)
 def test_each_loader_input_gives_exactly_its_refusal(group, test):
     """ARCHITECTURE §2 "Loading a persisted record", docs/adr/0003 and 0007: raw bytes that

@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -70,6 +71,7 @@ def _in_child(path: Path, seed: str) -> str:
     return result.stdout.strip()
 
 
+@pytest.mark.obligation("ADR-0226/9.1", "ADR-0226/9.7", "ADR-0226/13.10", "ADR-0228/17.12")
 @settings(
     max_examples=3,
     deadline=None,

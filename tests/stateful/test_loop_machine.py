@@ -12,6 +12,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, rule
@@ -39,6 +40,18 @@ from practice_loop.kernel import (
 from practice_loop.kernel.trace import TRACE_VERSIONS, stage_digests_of
 from practice_strategies import FRAME_RECIPES, oracle, other_digest, problem_frames, resealed
 from practice_strategies import tampered as tampered_record
+
+pytestmark = pytest.mark.obligation(
+    "ADR-0226/8.6",
+    "ADR-0226/8.9",
+    "ADR-0226/9.8",
+    "ADR-0226/9.16",
+    "LOCAL-0003/validation_memo",
+    "LOCAL-0007/verify_structure",
+    "LOCAL-0007/cross_identity_table",
+    "LOCAL-0007/replay_divergence",
+    "LOCAL-0007/loading",
+)
 
 F = TraceFailureCode
 
