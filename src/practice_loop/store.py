@@ -163,15 +163,16 @@ class TraceStore:
         db: sqlite3.Connection, row: CaseRow, trace: SealedPracticeTrace | None, body: bytes | None
     ) -> None:
         if trace is not None:
-            existing = db.execute(
-                "SELECT body FROM traces WHERE trace_id = ?", (trace.trace_id,)
-            ).fetchone()
-            if existing is None:
-                db.execute(
-                    "INSERT INTO traces (trace_id, body) VALUES (?, ?)", (trace.trace_id, body)
-                )
-            elif bytes(existing[0]) != body:
-                raise StoreError(f"trace {trace.trace_id} is stored with other bytes")
+            inserted = db.execute(
+                "INSERT OR IGNORE INTO traces (trace_id, body) VALUES (?, ?)",
+                (trace.trace_id, body),
+            ).rowcount
+            if not inserted:  # already stored: content addressing wants the very same bytes
+                (existing,) = db.execute(
+                    "SELECT body FROM traces WHERE trace_id = ?", (trace.trace_id,)
+                ).fetchone()
+                if bytes(existing) != body:
+                    raise StoreError(f"trace {trace.trace_id} is stored with other bytes")
         db.execute(
             "INSERT OR REPLACE INTO cases VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             dataclasses.astuple(row),

@@ -28,7 +28,6 @@ MAX_TEXT_LENGTH = 100_000
 MAX_DOCUMENT_BYTES = 8 * 1024 * 1024
 DIGEST_LENGTH = 64
 
-_HEX = frozenset("0123456789abcdef")
 _VERSION_PATTERN = re.compile(r"[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)*\.v[1-9][0-9]{0,5}")
 _CODE_PATTERN = re.compile(r"[a-z][a-z0-9_]{0,95}")
 
@@ -341,8 +340,11 @@ def label(value: object) -> Defect | None:
     return text(value) or (Defect.TEXT_EMPTY if value == "" else None)
 
 
+_DIGEST_SHAPE = re.compile(f"[0-9a-f]{{{DIGEST_LENGTH}}}")
+
+
 def is_digest(value: object) -> bool:
-    return type(value) is str and len(value) == DIGEST_LENGTH and set(value) <= _HEX
+    return type(value) is str and _DIGEST_SHAPE.fullmatch(value) is not None
 
 
 def digest(value: object) -> Defect | None:
