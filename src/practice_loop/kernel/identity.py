@@ -459,21 +459,9 @@ def nested(record_type: type) -> FieldCheck:
 # Records
 
 
-def encode_value(value: object, *, drop_explanations: bool) -> object:
-    """A record value in JSON form: enums by value, tuples as lists, records as objects.
-    The result is the caller's own: nothing in it is shared with a cache."""
-    if isinstance(value, Record):
-        return value.to_json(drop_explanations=drop_explanations)
-    if isinstance(value, enum.Enum):
-        return value.value
-    if type(value) is tuple or type(value) is list:
-        return [encode_value(item, drop_explanations=drop_explanations) for item in value]
-    return value
-
-
 def _shared_value(value: object) -> tuple[object, object]:
-    # ``encode_value`` for the remembered JSON forms below, both forms at once (with and
-    # without prose); a nested record contributes its own forms, shared rather than rebuilt.
+    # A field value in JSON form (enums by value, tuples as lists, records as objects), with
+    # prose and without; a nested record contributes its own remembered forms, shared.
     if type(value) in _PLAIN:
         return value, value
     if isinstance(value, Record):
