@@ -8,8 +8,10 @@ encoder shows up as a disagreement with this module.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
+from collections.abc import Callable
 from enum import Enum
 from typing import Any
 
@@ -511,3 +513,57 @@ def operator_refusal_id(refusal: Any) -> str:
             "reason_codes": list(refusal.reason_codes),
         }
     )
+
+
+def plain_form(value: Any, *, prose: bool = False) -> Any:
+    """A record's JSON form read field by field (dataclass fields, enums by value, tuples as
+    lists), without prose at any depth unless ``prose``."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {
+            field.name: plain_form(getattr(value, field.name), prose=prose)
+            for field in dataclasses.fields(value)
+            if prose or field.name != "explanation"
+        }
+    if isinstance(value, Enum):
+        return value.value
+    if type(value) in (tuple, list):
+        return [plain_form(item, prose=prose) for item in value]
+    return value
+
+
+def self_sealed_id(record: Any) -> str:
+    """docs/adr/0003's rule for records whose id seals every field but prose: the id field
+    blanked (replay, answer and trace records, docs/adr/0006-0008)."""
+    payload = plain_form(record)
+    payload[type(record).ID_FIELD] = ""
+    return digest_of(payload)
+
+
+# Each record kind's identity, by class name (the oracle imports no kernel module).
+IDENTITY_BY_KIND: dict[str, Callable[[Any], str]] = {
+    "ProblemFrame": problem_frame_digest,
+    "ContractAssessment": assessment_id,
+    "ProofRecord": proof_id,
+    "ContractResidual": residual_id,
+    "SearchGateDecision": gate_decision_id,
+    "ComputeBudgetDecision": budget_id,
+    "GeometricSearchInput": search_input_digest,
+    "OpenedSearchRun": opened_run_id,
+    "CandidateOperatorInput": operator_input_digest,
+    "CandidateAttempt": attempt_id,
+    "CandidateReconstruction": candidate_reconstruction_digest,
+    "CandidateOperatorResult": operator_result_id,
+    "CandidateOperatorRefusal": operator_refusal_id,
+    "GeometricSearchRun": run_id,
+    "SearchRunRefusal": outcome_id,
+    "StageRefusal": refusal_id,
+    "ReplayResult": self_sealed_id,
+    "ReplayRefusal": self_sealed_id,
+    "ProofGatedAnswer": self_sealed_id,
+    "AnswerRefusal": self_sealed_id,
+    "SealedPracticeTrace": self_sealed_id,
+}
+
+
+def identity_of(record: Any) -> str:
+    return IDENTITY_BY_KIND[type(record).__name__](record)

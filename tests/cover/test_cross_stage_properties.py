@@ -16,7 +16,6 @@ answer, trace), by the blanked self-seal rule of 0003 written out below over pla
 from __future__ import annotations
 
 import dataclasses
-import enum
 import itertools
 from collections.abc import Callable, Iterator
 from types import SimpleNamespace
@@ -35,10 +34,8 @@ from practice_loop.kernel import (
     AnswerPath,
     AnswerRefusal,
     AssessmentStatus,
-    CandidateAttempt,
     CandidateOperatorRefusal,
     CandidateOperatorResult,
-    CandidateReconstruction,
     CandidateReplayStatus,
     ComputeBudgetDecision,
     ComputeBudgetStatus,
@@ -50,7 +47,6 @@ from practice_loop.kernel import (
     OpenedSearchRun,
     ProblemFrame,
     ProofGatedAnswer,
-    ProofRecord,
     ProofStatus,
     ReplayDisposition,
     ReplayRefusal,
@@ -63,7 +59,6 @@ from practice_loop.kernel import (
     SearchGateStatus,
     SearchRunRefusal,
     SourceSpan,
-    StageRefusal,
     StateChangeProposal,
     TraceVerification,
     assess,
@@ -159,51 +154,6 @@ def _trace(frame: ProblemFrame) -> SealedPracticeTrace:
 # at every depth for identities. A blanked self-seal hashes that form with its own id "".
 
 
-def _form(value: Any, *, prose: bool = False) -> Any:
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {
-            field.name: _form(getattr(value, field.name), prose=prose)
-            for field in dataclasses.fields(value)
-            if prose or field.name != "explanation"
-        }
-    if isinstance(value, enum.Enum):
-        return value.value
-    if type(value) in (tuple, list):
-        return [_form(item, prose=prose) for item in value]
-    return value
-
-
-def _self_seal(record: Any) -> str:
-    payload = _form(record)
-    payload[type(record).ID_FIELD] = ""
-    return oracle.digest_of(payload)
-
-
-ORACLE_IDENTITY: dict[type, Callable[[Any], str]] = {
-    ProblemFrame: oracle.problem_frame_digest,
-    ContractAssessment: oracle.assessment_id,
-    ProofRecord: oracle.proof_id,
-    ContractResidual: oracle.residual_id,
-    SearchGateDecision: oracle.gate_decision_id,
-    ComputeBudgetDecision: oracle.budget_id,
-    GeometricSearchInput: oracle.search_input_digest,
-    OpenedSearchRun: oracle.opened_run_id,
-    CandidateAttempt: oracle.attempt_id,
-    CandidateReconstruction: oracle.candidate_reconstruction_digest,
-    CandidateOperatorResult: oracle.operator_result_id,
-    CandidateOperatorRefusal: oracle.operator_refusal_id,
-    GeometricSearchRun: oracle.run_id,
-    SearchRunRefusal: oracle.outcome_id,
-    StageRefusal: oracle.refusal_id,
-    # docs/adr/0006, 0008, 0007: blanked self-seals over every field but prose.
-    ReplayResult: _self_seal,
-    ReplayRefusal: _self_seal,
-    ProofGatedAnswer: _self_seal,
-    AnswerRefusal: _self_seal,
-    SealedPracticeTrace: _self_seal,
-}
-
-
 def _kernel_identity(record: Any) -> str:
     if type(record) is ProblemFrame:
         return problem_frame_digest(record)
@@ -232,7 +182,7 @@ def _identities(value: Any) -> list[tuple[str, str, str]]:
     return [
         (path, type(record).__name__, _kernel_identity(record))
         for path, _, record in _walk(value)
-        if type(record) in ORACLE_IDENTITY
+        if type(record).__name__ in oracle.IDENTITY_BY_KIND
     ]
 
 
@@ -253,15 +203,13 @@ def _oracle_stage_digests(trace: SealedPracticeTrace) -> tuple[tuple[str, str], 
         ("outcome", trace.outcome),
     ]
     return tuple(
-        (stage, ORACLE_IDENTITY[type(record)](record))
-        for stage, record in stages
-        if record is not None
+        (stage, oracle.identity_of(record)) for stage, record in stages if record is not None
     )
 
 
 def _assert_oracle_agrees(value: Any) -> None:
     for path, _, record in _walk(value):
-        recompute = ORACLE_IDENTITY.get(type(record))
+        recompute = oracle.IDENTITY_BY_KIND.get(type(record).__name__)
         if recompute is not None:
             assert _kernel_identity(record) == recompute(record), path
 
@@ -491,7 +439,7 @@ def test_a_run_whose_attempts_carry_other_prose_still_verifies():
     new_run = GeometricSearchRun.sealed(**fields_for_sealing(run, candidate_attempts=(reworded,)))
     assert new_run.run_id == run.run_id == oracle.run_id(new_run)
     rewritten = _resealed_with(trace, run_outcome=new_run)
-    assert rewritten.trace_id == trace.trace_id == _self_seal(rewritten)
+    assert rewritten.trace_id == trace.trace_id == oracle.self_sealed_id(rewritten)
     assert rewritten.to_json(drop_explanations=True) == trace.to_json(drop_explanations=True)
     assert verify_sealed_trace(rewritten) == TraceVerification(trace.trace_id, ())
 
@@ -785,7 +733,7 @@ def test_every_identity_anywhere_in_a_sealed_trace_is_the_oracles(frame):
     trace = _trace(frame)
     _assert_oracle_agrees(trace)
     assert trace.stage_digests == _oracle_stage_digests(trace)
-    assert sealed_trace_bytes(trace) == oracle.canonical_bytes(_form(trace, prose=True))
+    assert sealed_trace_bytes(trace) == oracle.canonical_bytes(oracle.plain_form(trace, prose=True))
     frame_digest = oracle.problem_frame_digest(trace.frame)
     assessment_id = oracle.assessment_id(trace.original_assessment)
     assert trace.original_assessment.problem_frame_digest == frame_digest
@@ -837,7 +785,7 @@ def test_every_identity_anywhere_in_a_sealed_trace_is_the_oracles(frame):
     outcome = trace.outcome
     if type(outcome) is ProofGatedAnswer:
         closed = {
-            _self_seal(r): r
+            oracle.self_sealed_id(r): r
             for r in trace.replays
             if type(r) is ReplayResult
             and r.disposition is ReplayDisposition.CONTRACT_AND_PROOF_CLOSED
@@ -1223,7 +1171,7 @@ def test_the_span_cap_frame_reaches_a_replay_refusal():
     (replay,) = trace.replays
     assert type(replay) is ReplayRefusal
     assert replay.reason_codes == ("candidate_not_applicable",)
-    assert replay.replay_refusal_id == _self_seal(replay)
+    assert replay.replay_refusal_id == oracle.self_sealed_id(replay)
 
 
 FIXED_FRAMES = {e.name: e.frame for e in shipped_examples()} | {"span_cap": SPAN_CAP_FRAME}

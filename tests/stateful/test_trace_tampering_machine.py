@@ -16,7 +16,6 @@ verifies and replays to its own trace_id.
 from __future__ import annotations
 
 import dataclasses
-import enum
 import json
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -32,7 +31,6 @@ from practice_loop.kernel import (
     AnswerPath,
     AnswerRefusal,
     AssessmentStatus,
-    CandidateAttempt,
     CandidateOperatorInput,
     CandidateOperatorRefusal,
     CandidateOperatorResult,
@@ -110,51 +108,6 @@ any_frames = st.one_of(
 # dataclass field but prose, at every depth), and a walk over every nested record.
 
 
-def _form(value: Any) -> Any:
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {
-            field.name: _form(getattr(value, field.name))
-            for field in dataclasses.fields(value)
-            if field.name != "explanation"
-        }
-    if isinstance(value, enum.Enum):
-        return value.value
-    if type(value) in (tuple, list):
-        return [_form(item) for item in value]
-    return value
-
-
-def _self_seal(record: Any) -> str:
-    payload = _form(record)
-    payload[type(record).ID_FIELD] = ""
-    return oracle.digest_of(payload)
-
-
-ORACLE_IDENTITY: dict[type, Callable[[Any], str]] = {
-    ProblemFrame: oracle.problem_frame_digest,
-    ContractAssessment: oracle.assessment_id,
-    ProofRecord: oracle.proof_id,
-    ContractResidual: oracle.residual_id,
-    SearchGateDecision: oracle.gate_decision_id,
-    ComputeBudgetDecision: oracle.budget_id,
-    GeometricSearchInput: oracle.search_input_digest,
-    OpenedSearchRun: oracle.opened_run_id,
-    CandidateOperatorInput: oracle.operator_input_digest,
-    CandidateAttempt: oracle.attempt_id,
-    CandidateReconstruction: oracle.candidate_reconstruction_digest,
-    CandidateOperatorResult: oracle.operator_result_id,
-    CandidateOperatorRefusal: oracle.operator_refusal_id,
-    GeometricSearchRun: oracle.run_id,
-    SearchRunRefusal: oracle.outcome_id,
-    StageRefusal: oracle.refusal_id,
-    ReplayResult: _self_seal,
-    ReplayRefusal: _self_seal,
-    ProofGatedAnswer: _self_seal,
-    AnswerRefusal: _self_seal,
-    SealedPracticeTrace: _self_seal,
-}
-
-
 def _kernel_identity(record: Any) -> str:
     if type(record) is ProblemFrame:
         return problem_frame_digest(record)
@@ -178,7 +131,7 @@ def _walk(value: Any, path: str = "$") -> Iterator[tuple[str, Any]]:
 
 def _assert_oracle_agrees(value: Any) -> None:
     for path, record in _walk(value):
-        recompute = ORACLE_IDENTITY.get(type(record))
+        recompute = oracle.IDENTITY_BY_KIND.get(type(record).__name__)
         if recompute is not None:
             assert _kernel_identity(record) == recompute(record), path
         if type(record) is SearchGateDecision:
@@ -203,9 +156,7 @@ def _oracle_stage_digests(trace: SealedPracticeTrace) -> tuple[tuple[str, str], 
         ("outcome", trace.outcome),
     ]
     return tuple(
-        (stage, ORACLE_IDENTITY[type(record)](record))
-        for stage, record in stages
-        if record is not None
+        (stage, oracle.identity_of(record)) for stage, record in stages if record is not None
     )
 
 
@@ -995,11 +946,13 @@ class TraceTamperingMachine(RuleBasedStateMachine):
         trace's frame diverges from it."""
         value = getattr(other, field)
         changes = {field: value}
-        same = field == "explanation" or _form(value) == _form(getattr(trace, field))
+        same = field == "explanation" or oracle.plain_form(value) == oracle.plain_form(
+            getattr(trace, field)
+        )
         forged = copy_with(trace, **changes)
         if reseal:
             forged = copy_with(forged, stage_digests=_oracle_stage_digests(forged))
-            forged = copy_with(forged, trace_id=_self_seal(forged))
+            forged = copy_with(forged, trace_id=oracle.self_sealed_id(forged))
         verification = verify_sealed_trace(forged)
         if same:
             assert verification == TraceVerification(trace.trace_id, ())
