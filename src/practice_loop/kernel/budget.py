@@ -160,6 +160,87 @@ COMPUTE_BUDGET_V1 = ComputeBudgetPolicy(
 BUDGET_POLICIES: dict[str, ComputeBudgetPolicy] = {COMPUTE_BUDGET_POLICY_VERSION: COMPUTE_BUDGET_V1}
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class BudgetVerdict(Record):
+    """What a budget table grants a validated gate decision, before any record is sealed:
+    the status, the reason code and the limits (ADR-0227 §4, §8)."""
+
+    status: ComputeBudgetStatus
+    reason_code: str
+    limits: BudgetLimits
+
+    SCHEMA: ClassVar = (
+        ("status", member_of(ComputeBudgetStatus)),
+        ("reason_code", code),
+        ("limits", nested(BudgetLimits)),
+    )
+
+
+def budget_verdict(
+    gate_status: SearchGateStatus,
+    gate_reason_code: str,
+    policy: ComputeBudgetPolicy = COMPUTE_BUDGET_V1,
+) -> BudgetVerdict:
+    """The table lookup of ``decide_compute_budget`` for a validated gate decision under a
+    validated ``policy``: it reads the gate's status and reason code and nothing else (no
+    adaptive scaling, ADR-0227 §8) and builds no identity.
+
+    Its contract is ``compute_budget_v1``'s, for every valid table: CrossHair checks it on
+    the v1 table, because it cannot build a valid table symbolically (every code is
+    pattern-checked); tests/cover/test_contracts.py samples it on generated tables.
+    """
+    if gate_status is not SearchGateStatus.ELIGIBLE:
+        blocked = _BLOCKED_BY_GATE_STATUS[gate_status].value
+        return BudgetVerdict(ComputeBudgetStatus.BUDGET_BLOCKED, blocked, ZERO_LIMITS)
+    row = policy.row_for(gate_reason_code)
+    if row is None:
+        unknown = BudgetReason.UNKNOWN_REASON_CODE.value
+        return BudgetVerdict(ComputeBudgetStatus.BUDGET_UNASSESSABLE, unknown, ZERO_LIMITS)
+    return BudgetVerdict(row.status, row.reason_code, row.limits)
+
+
+def compute_budget_v1(gate_status: SearchGateStatus, gate_reason_code: str) -> BudgetVerdict:
+    """``budget_verdict`` under the ``compute_budget.v1`` table: the function a candidate
+    table is compared with (``practice-loop policy-diff``, docs/contracts.md).
+
+    post: gate_status is SearchGateStatus.ELIGIBLE or _blocked_with_nothing(__return__)
+    post: __return__.status is ComputeBudgetStatus.BUDGET_ALLOWED or __return__.limits.all_zero()
+    post: __return__.status is not ComputeBudgetStatus.BUDGET_ALLOWED or _serial(__return__)
+    post: gate_reason_code.startswith("eligible_") or __return__.limits.all_zero()
+    post: gate_status is not SearchGateStatus.ELIGIBLE or _v1_row_or_none(__return__)
+    """
+    return budget_verdict(gate_status, gate_reason_code, COMPUTE_BUDGET_V1)
+
+
+def _blocked_with_nothing(verdict: BudgetVerdict) -> bool:
+    """ADR-0227 §8: a denied gate is ``BUDGET_BLOCKED`` with every limit zero."""
+    return verdict.status is ComputeBudgetStatus.BUDGET_BLOCKED and verdict.limits.all_zero()
+
+
+def _serial(verdict: BudgetVerdict) -> bool:
+    """ADR-0227 §8: an allowed budget grants a candidate and a step, parallelism exactly 1,
+    and no negative limit."""
+    limits = verdict.limits
+    return (
+        limits.max_candidates >= 1
+        and limits.max_steps >= 1
+        and limits.max_depth >= 0
+        and limits.max_parallelism == 1
+    )
+
+
+def _v1_row_or_none(verdict: BudgetVerdict) -> bool:
+    """An eligible gate gets one of the four ADR-0227 §8 rows verbatim, or nothing at all."""
+    granted = (verdict.status, verdict.reason_code, verdict.limits)
+    rows = {(row.status, row.reason_code, row.limits) for row in COMPUTE_BUDGET_V1.rows}
+    unknown = BudgetReason.UNKNOWN_REASON_CODE.value
+    return granted in rows or (
+        verdict.status is ComputeBudgetStatus.BUDGET_UNASSESSABLE
+        and verdict.reason_code == unknown
+        and verdict.limits.all_zero()
+    )
+
+
 def _or_blank(check: FieldCheck) -> FieldCheck:
     """``""`` marks an upstream identity that could not be validated (docs/adr/0003)."""
 
@@ -280,14 +361,13 @@ def decide_compute_budget(
             reason = BudgetReason.GATE_MALFORMED
         detail = f"{reason.value} ({found.describe()})"
         return _decision(policy.version, None, unassessable, reason.value, ZERO_LIMITS, detail)
-    if gate_decision.status is not SearchGateStatus.ELIGIBLE:
-        reason = _BLOCKED_BY_GATE_STATUS[gate_decision.status].value
-        blocked = ComputeBudgetStatus.BUDGET_BLOCKED
-        return _decision(policy.version, gate_decision, blocked, reason, ZERO_LIMITS, reason)
-    row = policy.row_for(gate_decision.reason_code)
-    if row is None:
-        reason = BudgetReason.UNKNOWN_REASON_CODE.value
-        detail = f"{reason}: no row for {gate_decision.reason_code}"
-        return _decision(policy.version, gate_decision, unassessable, reason, ZERO_LIMITS, detail)
-    detail = f"{row.status.value}: {row.reason_code}"
-    return _decision(policy.version, gate_decision, row.status, row.reason_code, row.limits, detail)
+    verdict = budget_verdict(gate_decision.status, gate_decision.reason_code, policy)
+    if verdict.status is ComputeBudgetStatus.BUDGET_BLOCKED:
+        detail = verdict.reason_code
+    elif verdict.status is ComputeBudgetStatus.BUDGET_UNASSESSABLE:
+        detail = f"{verdict.reason_code}: no row for {gate_decision.reason_code}"
+    else:
+        detail = f"{verdict.status.value}: {verdict.reason_code}"
+    return _decision(
+        policy.version, gate_decision, verdict.status, verdict.reason_code, verdict.limits, detail
+    )

@@ -219,15 +219,7 @@ class ProblemFrame(Record):
         items += sum(1 + len(proposal.bindings) for proposal in self.proposals)
         if items > MAX_FRAME_ITEMS:
             return "$", Defect.SEQUENCE_TOO_LONG
-        spans = self.all_spans()
-        # A sealed trace repeats the frame's evidence a bounded number of times; these caps
-        # keep every trace inside the canonical size profile (docs/adr/0005).
-        if len(spans) > MAX_FRAME_SPANS or sum(len(s.text) for s in spans) > MAX_EVIDENCE_CHARS:
-            return "$", Defect.SEQUENCE_TOO_LONG
-        for span in spans:
-            if not span_in_source(span, self.source_text):
-                return "source_text", Defect.SPAN_NOT_IN_SOURCE
-        return None
+        return evidence_defect(self.all_spans(), self.source_text)
 
     def all_spans(self) -> tuple[SourceSpan, ...]:
         spans: list[SourceSpan] = [fact.span for fact in self.facts]
@@ -246,6 +238,28 @@ class ProblemFrame(Record):
             if candidate.fact_id == fact_id:
                 return candidate
         return None
+
+
+def evidence_defect(spans: tuple[SourceSpan, ...], source_text: str) -> tuple[str, Defect] | None:
+    """Where a frame's evidence is defective: more spans or span text than a frame may carry,
+    or a span that is not the source text at its offsets (docs/adr/0003, docs/adr/0005).
+
+    post: __return__ is not None or all(s.end <= len(source_text) for s in spans)
+    post: __return__ is not None or all(source_text[s.start : s.end] == s.text for s in spans)
+    post: __return__ is not None or len(spans) <= MAX_FRAME_SPANS
+    post: __return__ in (None, ("$", Defect.SEQUENCE_TOO_LONG), _NOT_IN_SOURCE)
+    """
+    # A sealed trace repeats the frame's evidence a bounded number of times; these caps
+    # keep every trace inside the canonical size profile (docs/adr/0005).
+    if len(spans) > MAX_FRAME_SPANS or sum(len(s.text) for s in spans) > MAX_EVIDENCE_CHARS:
+        return "$", Defect.SEQUENCE_TOO_LONG
+    for span in spans:
+        if not span_in_source(span, source_text):
+            return _NOT_IN_SOURCE
+    return None
+
+
+_NOT_IN_SOURCE = ("source_text", Defect.SPAN_NOT_IN_SOURCE)
 
 
 def problem_frame_digest(frame: ProblemFrame) -> str:

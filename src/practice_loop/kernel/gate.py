@@ -177,28 +177,73 @@ def _residuals_defect(residuals: object) -> RecordDefect | None:
     return None
 
 
-def _apply_policy(
-    assessment: ContractAssessment, residuals: tuple[ContractResidual, ...]
+def search_gate_reason(
+    assessment_ok: bool,
+    residuals_ok: bool,
+    runnable: bool,
+    projected: bool,
+    residuals: tuple[tuple[ResidualKind, bool], ...],
 ) -> GateReason:
-    """search_gate.v1 over a validated context; the first rule that matches wins."""
-    if assessment.status is AssessmentStatus.RUNNABLE:
+    """search_gate.v1's rules, first match wins (docs/adr/0002), over what the context shows:
+    whether the assessment and the residuals validated, whether the assessment is runnable,
+    whether the residuals are exactly its projection (read only for a valid refused
+    assessment with valid residuals), and each residual as its kind and whether it carries
+    evidence. Pure and free of hashing, so CrossHair checks it symbolically
+    (docs/contracts.md).
+
+    post: _allows(__return__) == _admit(assessment_ok, residuals_ok, runnable, projected, residuals)
+    post: not _allows(__return__) or __return__ is ELIGIBLE_REASON_BY_KIND[residuals[0][0]]
+    post: assessment_ok or __return__ is GateReason.ASSESSMENT_MALFORMED
+    post: not assessment_ok or residuals_ok or __return__ is GateReason.RESIDUALS_MALFORMED
+    """
+    if not assessment_ok:
+        return GateReason.ASSESSMENT_MALFORMED
+    if not residuals_ok:
+        return GateReason.RESIDUALS_MALFORMED
+    if runnable:
         return GateReason.RESIDUAL_CONTEXT_MISMATCH if residuals else GateReason.ASSESSMENT_RUNNABLE
     # The context must be exactly the projection of this assessment: complete, in order,
     # nothing added or forged.
-    projected = project_residuals(assessment)
-    if type(projected) is not tuple or [r.residual_id for r in projected] != [
-        r.residual_id for r in residuals
-    ]:
+    if not projected:
         return GateReason.RESIDUAL_CONTEXT_MISMATCH
     if not residuals:
         return GateReason.NO_RESIDUAL
-    if any(residual.kind is ResidualKind.UNCLASSIFIED for residual in residuals):
+    if any(kind is ResidualKind.UNCLASSIFIED for kind, _ in residuals):
         return GateReason.UNCLASSIFIED_RESIDUAL
     if len(residuals) > 1:
         return GateReason.MULTIPLE_RESIDUALS
-    if not residuals[0].evidence_spans:
+    kind, has_evidence = residuals[0]
+    if not has_evidence:
         return GateReason.RESIDUAL_WITHOUT_EVIDENCE
-    return ELIGIBLE_REASON_BY_KIND[residuals[0].kind]
+    return ELIGIBLE_REASON_BY_KIND[kind]
+
+
+def _allows(reason: GateReason) -> bool:
+    return GATE_STATUS_BY_REASON[reason] is SearchGateStatus.ELIGIBLE
+
+
+def _admit(
+    assessment_ok: bool,
+    residuals_ok: bool,
+    runnable: bool,
+    projected: bool,
+    residuals: tuple[tuple[ResidualKind, bool], ...],
+) -> bool:
+    """The one context search_gate.v1 allows, stated at once rather than rule by rule: a
+    valid refused assessment, its exact projection, and a single searchable residual with
+    evidence (ADR-0226 §7B). ``search_gate_reason``'s contract holds the rules to it."""
+    single = len(residuals) == 1 and residuals[0][0] is not ResidualKind.UNCLASSIFIED
+    return (
+        assessment_ok and residuals_ok and not runnable and projected and single and residuals[0][1]
+    )
+
+
+def _is_projection(assessment: ContractAssessment, residuals: tuple[ContractResidual, ...]) -> bool:
+    """The residuals are the assessment's own projection, id for id, in order."""
+    projected = project_residuals(assessment)
+    return type(projected) is tuple and [r.residual_id for r in projected] == [
+        r.residual_id for r in residuals
+    ]
 
 
 def decide_search_gate(
@@ -209,12 +254,17 @@ def decide_search_gate(
     valid_assessment = assessment if assessment_defect is None else None
     residuals_defect = _residuals_defect(residuals)
     valid_residuals: tuple[ContractResidual, ...] = residuals if residuals_defect is None else ()  # type: ignore[assignment]
-    if assessment_defect is not None:
-        reason, detail = GateReason.ASSESSMENT_MALFORMED, assessment_defect.describe()
-    elif residuals_defect is not None:
-        reason, detail = GateReason.RESIDUALS_MALFORMED, residuals_defect.describe()
-    else:
-        reason, detail = _apply_policy(assessment, valid_residuals), ""
+    found = assessment_defect if assessment_defect is not None else residuals_defect
+    runnable = valid_assessment is not None and valid_assessment.status is AssessmentStatus.RUNNABLE
+    # The projection is computed (and hashed) only where the policy reads it.
+    reason = search_gate_reason(
+        assessment_ok=assessment_defect is None,
+        residuals_ok=residuals_defect is None,
+        runnable=runnable,
+        projected=found is None and not runnable and _is_projection(assessment, valid_residuals),
+        residuals=tuple((r.kind, bool(r.evidence_spans)) for r in valid_residuals),
+    )
+    detail = found.describe() if found is not None else ""
     residual_ids = tuple(residual.residual_id for residual in valid_residuals)
     status = GATE_STATUS_BY_REASON[reason]
     explanation = f"{status.value}: {reason.value}" + (f" ({detail})" if detail else "")

@@ -507,6 +507,73 @@ def _residual_matches_blocker(residual: ContractResidual, assessment: ContractAs
     )
 
 
+def operator_admission_failure(
+    gate_status: SearchGateStatus,
+    gate_reason_code: str,
+    budget_status: ComputeBudgetStatus,
+    budget_reason_code: str,
+) -> R | None:
+    """ADR-0231 §7.3.7-10: the operator runs only behind a gate eligible for a missing role
+    and the budget allowed for it.
+
+    post: __return__ in (None, R.GATE_NOT_ELIGIBLE, R.BUDGET_NOT_ALLOWED)
+    post: __return__ is not None or gate_status is SearchGateStatus.ELIGIBLE
+    post: __return__ is not None or gate_reason_code == "eligible_missing_role"
+    post: __return__ is not None or budget_status is ComputeBudgetStatus.BUDGET_ALLOWED
+    post: __return__ is not None or budget_reason_code == "budget_allowed_missing_role"
+    """
+    if not (
+        gate_status is SearchGateStatus.ELIGIBLE
+        and gate_reason_code == f"eligible_{ResidualKind.MISSING_ROLE.value}"
+    ):
+        return R.GATE_NOT_ELIGIBLE
+    if not (
+        budget_status is ComputeBudgetStatus.BUDGET_ALLOWED
+        and budget_reason_code == f"budget_allowed_{ResidualKind.MISSING_ROLE.value}"
+    ):
+        return R.BUDGET_NOT_ALLOWED
+    return None
+
+
+def attempt_charge_failure(
+    attempt_index: int,
+    budget_limits: tuple[int, int, int, int],
+    charge: BudgetCharge,
+    policy_limits: tuple[int, int, int],
+) -> R | None:
+    """ADR-0231 §7.3.17-20: attempt ``attempt_index`` (the ``attempt_index + 1``-th) fits the
+    budget's (max_candidates, max_depth, max_steps, max_parallelism) and the policy's
+    (depth, max_attempts_per_run, max_parallelism), every earlier attempt charged too.
+    §7.3.16, a negative index, is the input's own validation.
+
+    pre: attempt_index >= 0 and min(budget_limits) >= 0 and min(policy_limits) >= 1
+    post: __return__ is not None or (attempt_index + 1) * charge.steps <= budget_limits[2]
+    post: __return__ is not None or attempt_index + 1 <= budget_limits[0]
+    post: __return__ is not None or policy_limits[0] <= budget_limits[1]
+    post: __return__ is not None or attempt_index < policy_limits[1]
+    post: __return__ is not None or budget_limits[3] == policy_limits[2] == 1
+    """
+    max_candidates, max_depth, max_steps, max_parallelism = budget_limits
+    depth, max_attempts, policy_parallelism = policy_limits
+    if attempt_index >= max_candidates:
+        return R.ATTEMPT_INDEX_BEYOND_BUDGET
+    if attempt_index >= max_attempts:
+        return R.ATTEMPT_INDEX_BEYOND_POLICY
+    if not (
+        (attempt_index + 1) * charge.candidates <= max_candidates
+        and depth <= max_depth
+        and (attempt_index + 1) * charge.steps <= max_steps
+    ):
+        return R.CHARGE_EXCEEDS_BUDGET
+    if not max_parallelism == policy_parallelism == 1:
+        return R.PARALLELISM_NOT_ONE
+    return None
+
+
+def _first_failed(checks: tuple[tuple[bool, R], ...]) -> R | None:
+    return next((reason for holds, reason in checks if not holds), None)
+
+
 def _precondition_failure(
     operator_input: CandidateOperatorInput,
     policy: CandidateOperatorPolicy,
@@ -520,8 +587,7 @@ def _precondition_failure(
 ) -> R | None:
     """ADR-0231 §7.3, in order, with the identity bindings of §7.2 and §17."""
     frame_digest = problem_frame_digest(frame)
-    charge = policy.budget_charge
-    checks: tuple[tuple[bool, R], ...] = (
+    identity_checks: tuple[tuple[bool, R], ...] = (
         (policy == MISSING_ROLE_CANDIDATE_POLICY, R.POLICY_UNSUPPORTED),
         (
             operator_input.operator_policy_version == policy.operator_policy_version,
@@ -574,16 +640,8 @@ def _precondition_failure(
             R.CANDIDATE_ORGAN_UNSUPPORTED,
         ),
         (residual.residual_code in policy.allowed_residual_codes, R.RESIDUAL_CODE_UNSUPPORTED),
-        (
-            gate.status is SearchGateStatus.ELIGIBLE
-            and gate.reason_code == f"eligible_{ResidualKind.MISSING_ROLE.value}",
-            R.GATE_NOT_ELIGIBLE,
-        ),
-        (
-            budget.status is ComputeBudgetStatus.BUDGET_ALLOWED
-            and budget.reason_code == f"budget_allowed_{ResidualKind.MISSING_ROLE.value}",
-            R.BUDGET_NOT_ALLOWED,
-        ),
+    )
+    binding_checks: tuple[tuple[bool, R], ...] = (
         (budget.gate_decision_id == gate.decision_id, R.GATE_BUDGET_MISMATCH),
         (
             run.gate_decision_id == gate.decision_id and run.budget_id == budget.budget_id,
@@ -596,15 +654,8 @@ def _precondition_failure(
             and operator_set == CANDIDATE_OPERATOR_SET,
             R.OPERATOR_SET_MISMATCH,
         ),
-        (operator_input.attempt_index < budget.max_candidates, R.ATTEMPT_INDEX_BEYOND_BUDGET),
-        (operator_input.attempt_index < policy.max_attempts_per_run, R.ATTEMPT_INDEX_BEYOND_POLICY),
-        (
-            (operator_input.attempt_index + 1) * charge.candidates <= budget.max_candidates
-            and policy.depth <= budget.max_depth
-            and (operator_input.attempt_index + 1) * charge.steps <= budget.max_steps,
-            R.CHARGE_EXCEEDS_BUDGET,
-        ),
-        (budget.max_parallelism == policy.max_parallelism == 1, R.PARALLELISM_NOT_ONE),
+    )
+    evidence_checks: tuple[tuple[bool, R], ...] = (
         (residual.role is not None and bool(residual.evidence_spans), R.RESIDUAL_FIELD_MISSING),
         (
             all(span_in_source(span, frame.source_text) for span in residual.evidence_spans),
@@ -618,9 +669,25 @@ def _precondition_failure(
         (bool(frame.cues), R.CUE_MISSING),
         (len(frame.cues) < 2, R.CUE_AMBIGUOUS),
     )
-    for holds, reason in checks:
-        if not holds:
-            return reason
+    # §7.3.7-10 and §7.3.16-20 are pure decisions over values (docs/contracts.md).
+    admission = operator_admission_failure(
+        gate.status, gate.reason_code, budget.status, budget.reason_code
+    )
+    charge = attempt_charge_failure(
+        operator_input.attempt_index,
+        (budget.max_candidates, budget.max_depth, budget.max_steps, budget.max_parallelism),
+        policy.budget_charge,
+        (policy.depth, policy.max_attempts_per_run, policy.max_parallelism),
+    )
+    for failure in (
+        _first_failed(identity_checks),
+        admission,
+        _first_failed(binding_checks),
+        charge,
+        _first_failed(evidence_checks),
+    ):
+        if failure is not None:
+            return failure
     # ADR-0231 §6, §13: the cue's span must already be evidence of this residual.
     if frame.cues[0].span not in residual.evidence_spans:
         return R.CUE_NOT_JUSTIFIED

@@ -99,6 +99,28 @@ class ProofRecord(Record):
         return None
 
 
+def proof_obligations(
+    initial: int, delta: int, direction: Direction, units_agree: bool
+) -> tuple[tuple[ObligationOutcome, ...], int]:
+    """The organ's obligations over the bound values, in order, and the derived result: the
+    arithmetic of proof, apart from the records it is read from and sealed into.
+
+    pre: 0 <= initial <= MAX_SAFE_INT and 0 <= delta <= MAX_SAFE_INT
+    post: __return__[1] == (initial + delta if direction is Direction.INCREASE else initial - delta)
+    post: tuple(outcome.obligation for outcome in __return__[0]) == tuple(Obligation)
+    post: __return__[0][0].holds == units_agree
+    post: all(o.holds for o in __return__[0][1:]) == (0 <= __return__[1] <= MAX_SAFE_INT)
+    """
+    sign = 1 if direction is Direction.INCREASE else -1
+    result = initial + sign * delta
+    outcomes = (
+        ObligationOutcome(Obligation.UNITS_AGREE, units_agree),
+        ObligationOutcome(Obligation.RESULT_NON_NEGATIVE, result >= 0),
+        ObligationOutcome(Obligation.RESULT_WITHIN_SAFE_RANGE, result <= MAX_SAFE_INT),
+    )
+    return outcomes, result
+
+
 def check_proof(frame: ProblemFrame, assessment: ContractAssessment) -> ProofRecord | StageRefusal:
     """Run the proof obligations for a runnable assessment of ``frame``.
 
@@ -132,13 +154,8 @@ def check_proof(frame: ProblemFrame, assessment: ContractAssessment) -> ProofRec
     delta = frame.fact(proposal.binding(Role.DELTA).fact_id)  # type: ignore[union-attr, arg-type]
     direction = proposal.binding(Role.DIRECTION).direction  # type: ignore[union-attr]
     assert initial is not None and delta is not None and frame.target is not None
-    sign = 1 if direction is Direction.INCREASE else -1
-    result = initial.value + sign * delta.value
-    outcomes = (
-        ObligationOutcome(Obligation.UNITS_AGREE, initial.unit == delta.unit == frame.target.unit),
-        ObligationOutcome(Obligation.RESULT_NON_NEGATIVE, result >= 0),
-        ObligationOutcome(Obligation.RESULT_WITHIN_SAFE_RANGE, result <= MAX_SAFE_INT),
-    )
+    units_agree = initial.unit == delta.unit == frame.target.unit
+    outcomes, result = proof_obligations(initial.value, delta.value, direction, units_agree)
     closed = all(outcome.holds for outcome in outcomes)
     failed = [outcome.obligation.value for outcome in outcomes if not outcome.holds]
     return ProofRecord.sealed(
@@ -150,7 +167,8 @@ def check_proof(frame: ProblemFrame, assessment: ContractAssessment) -> ProofRec
         derived_value=result if closed else None,
         derived_unit=frame.target.unit if closed else None,
         explanation=(
-            f"closed: {initial.value} {'+' if sign > 0 else '-'} {delta.value} = {result}"
+            f"closed: {initial.value} {'+' if direction is Direction.INCREASE else '-'} "
+            f"{delta.value} = {result}"
             if closed
             else "refused: " + ", ".join(failed)
         ),

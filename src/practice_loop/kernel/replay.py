@@ -131,19 +131,54 @@ ReplayOutcome = ReplayResult | ReplayRefusal
 def _disposition(
     assessment: ContractAssessment, proof: ProofRecord | None
 ) -> tuple[ReplayDisposition, tuple[str, ...]] | None:
-    """The disposition a replay assessment and proof entail (``None`` when they disagree):
-    closed exactly when the contract closed and every proof obligation holds."""
-    if assessment.status is AssessmentStatus.REFUSED:
-        if proof is not None:
+    """The disposition a replay assessment and proof entail (``None`` when they disagree)."""
+    bound = proof is not None and proof.contract_assessment_id == assessment.assessment_id
+    return replay_disposition(
+        contract_closed=assessment.status is AssessmentStatus.RUNNABLE,
+        blocker_codes=tuple(blocker.code.value for blocker in assessment.blockers),
+        proof_present=proof is not None,
+        proof_bound=bound,
+        proof_closed=proof is not None and proof.status is ProofStatus.CLOSED,
+        failed_obligations=()
+        if proof is None
+        else tuple(o.obligation.value for o in proof.obligations if not o.holds),
+    )
+
+
+def replay_disposition(
+    contract_closed: bool,
+    blocker_codes: tuple[str, ...],
+    proof_present: bool,
+    proof_bound: bool,
+    proof_closed: bool,
+    failed_obligations: tuple[str, ...],
+) -> tuple[ReplayDisposition, tuple[str, ...]] | None:
+    """ADR-0226 §7E over the facts of a replay: closed exactly when the contract closed and
+    every proof obligation of a proof bound to that assessment holds; proof never accompanies
+    a refused contract. ``None`` when the facts disagree. The facts of a proof are those a
+    valid ``ProofRecord`` has: it is closed exactly when no obligation failed.
+
+    pre: proof_present or not (proof_bound or proof_closed or failed_obligations)
+    pre: not proof_present or proof_closed == (not failed_obligations)
+    post: __return__ is None or _closed(__return__) == (not __return__[1])
+    post: __return__ is None or _closed(__return__) == (contract_closed and proof_closed)
+    post: contract_closed or __return__ is None or __return__[0].value == "contract_refused"
+    post: contract_closed or (__return__ is None) == proof_present
+    post: not contract_closed or (__return__ is None) == (not proof_bound)
+    """
+    if not contract_closed:
+        if proof_present:
             return None
-        blockers = tuple(blocker.code.value for blocker in assessment.blockers)
-        return ReplayDisposition.CONTRACT_REFUSED, blockers or ("contract_refused",)
-    if proof is None or proof.contract_assessment_id != assessment.assessment_id:
+        return ReplayDisposition.CONTRACT_REFUSED, blocker_codes or ("contract_refused",)
+    if not proof_bound:
         return None
-    if proof.status is ProofStatus.CLOSED:
+    if proof_closed:
         return ReplayDisposition.CONTRACT_AND_PROOF_CLOSED, ()
-    failed = tuple(o.obligation.value for o in proof.obligations if not o.holds)
-    return ReplayDisposition.CONTRACT_CLOSED_BUT_PROOF_REFUSED, failed
+    return ReplayDisposition.CONTRACT_CLOSED_BUT_PROOF_REFUSED, failed_obligations
+
+
+def _closed(outcome: tuple[ReplayDisposition, tuple[str, ...]]) -> bool:
+    return outcome[0] is ReplayDisposition.CONTRACT_AND_PROOF_CLOSED
 
 
 def apply_candidate(frame: ProblemFrame, payload: RoleBindingDelta) -> ProblemFrame | None:

@@ -56,14 +56,21 @@ RESIDUAL_KIND_BY_BLOCKER: dict[BlockerCode, ResidualKind] = {
 
 
 def residual_kind_for(blocker_code: BlockerCode) -> ResidualKind:
+    """The kind of a blocker's residual; a hazard is never a searchable kind.
+
+    post: (__return__ is ResidualKind.UNCLASSIFIED) != (blocker_code in RESIDUAL_KIND_BY_BLOCKER)
+    post: not blocker_code.value.startswith("hazard_") or __return__ is ResidualKind.UNCLASSIFIED
+    """
     return RESIDUAL_KIND_BY_BLOCKER.get(blocker_code, ResidualKind.UNCLASSIFIED)
+
+
+_BLOCKER_CODE_VALUES = frozenset(member.value for member in BlockerCode)
 
 
 def _blocker_code_value(value: object) -> Defect | None:
     if type(value) is not str:
         return Defect.WRONG_TYPE
-    known = {member.value for member in BlockerCode}
-    return None if value in known else Defect.UNKNOWN_ENUM_VALUE
+    return None if value in _BLOCKER_CODE_VALUES else Defect.UNKNOWN_ENUM_VALUE
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

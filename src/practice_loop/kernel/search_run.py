@@ -164,6 +164,17 @@ REFUSAL_TABLE: dict[RunRefusalReason, RunDisposition] = {
 }
 
 
+def refusal_disposition(reason: RunRefusalReason) -> RunDisposition:
+    """The disposition a refusal carries (ADR-0228 §16). It is never a run's: a refusal has
+    no attempts and no consumption to report (§7).
+
+    post: __return__ in REFUSAL_DISPOSITIONS and __return__ not in RUN_DISPOSITIONS
+    post: (__return__ is _D.NOT_STARTED) == (reason is _R.REQUIRED_RECORD_ABSENT)
+    post: (__return__ is _D.BLOCKED_BY_GATE) == (reason is _R.GATE_NOT_ELIGIBLE)
+    """
+    return REFUSAL_TABLE[reason]
+
+
 # --------------------------------------------------------------------------------------------
 # Attempts and accounting
 
@@ -273,22 +284,36 @@ class BudgetConsumed(Record):
 
 
 def budget_equations_hold(consumed: BudgetConsumed, attempts: tuple[CandidateAttempt, ...]) -> bool:
-    """Every equation of ADR-0228 §9 between the accounting and the attempts.
+    """Every equation of ADR-0228 §9 between the accounting and the attempts."""
+    charges = tuple((a.budget_charge.candidates, a.budget_charge.steps, a.depth) for a in attempts)
+    return accounting_balances(consumed, charges)
 
-    pre: all(a.budget_charge.candidates == 1 for a in attempts)
-    post: (not __return__) or consumed.candidates_considered == len(attempts)
+
+def accounting_balances(
+    consumed: BudgetConsumed, charges: tuple[tuple[int, int, int], ...]
+) -> bool:
+    """ADR-0228 §9's equations over the attempts' charges, each (candidates, steps, depth):
+    what ``budget_equations_hold`` checks, apart from the attempts' sealed identities.
+
+    post: (not __return__) or consumed.candidates_considered == len(charges)
+    post: not __return__ or _fits(charges, _ceiling_of(consumed))
+    post: not __return__ or consumed.parallelism_used == min(len(charges), 1)
     """
     return (
-        consumed.candidates_considered == len(attempts)
-        and consumed.candidates_considered == sum(a.budget_charge.candidates for a in attempts)
+        consumed.candidates_considered == len(charges)
+        and consumed.candidates_considered == sum(candidates for candidates, _, _ in charges)
         and consumed.candidates_considered <= consumed.max_candidates
-        and consumed.depth_reached == max((a.depth for a in attempts), default=0)
+        and consumed.depth_reached == max((depth for _, _, depth in charges), default=0)
         and consumed.depth_reached <= consumed.max_depth
-        and consumed.steps_used == sum(a.budget_charge.steps for a in attempts)
+        and consumed.steps_used == sum(steps for _, steps, _ in charges)
         and consumed.steps_used <= consumed.max_steps
-        and consumed.parallelism_used == (1 if attempts else 0)
+        and consumed.parallelism_used == (1 if charges else 0)
         and consumed.parallelism_used <= consumed.max_parallelism == 1
     )
+
+
+def _ceiling_of(consumed: BudgetConsumed) -> tuple[int, int, int]:
+    return consumed.max_candidates, consumed.max_depth, consumed.max_steps
 
 
 def lineage_defect(attempts: tuple[CandidateAttempt, ...]) -> RunRefusalReason | None:
@@ -773,17 +798,30 @@ def _binding_failure(
     return None
 
 
-def _admission_failure(
-    gate: SearchGateDecision, budget: ComputeBudgetDecision
+def admission_failure(
+    gate_status: SearchGateStatus,
+    budget_status: ComputeBudgetStatus,
+    max_candidates: int,
+    max_steps: int,
+    max_parallelism: int,
 ) -> RunRefusalReason | None:
-    """Gate, then budget, then the v1 structural ceiling (ADR-0228 §9, §11)."""
-    if gate.status is not SearchGateStatus.ELIGIBLE:
+    """Gate, then budget, then the v1 structural ceiling (ADR-0228 §9, §11), over the values
+    of a validated gate and budget decision.
+
+    pre: min(max_candidates, max_steps, max_parallelism) >= 0
+    post: __return__ is not None or gate_status is SearchGateStatus.ELIGIBLE
+    post: __return__ is not None or budget_status is ComputeBudgetStatus.BUDGET_ALLOWED
+    post: __return__ is not None or max_parallelism == 1 <= min(max_candidates, max_steps)
+    post: gate_status is SearchGateStatus.ELIGIBLE or __return__ is _R.GATE_NOT_ELIGIBLE
+    post: __return__ is None or refusal_disposition(__return__) is not _D.NOT_STARTED
+    """
+    if gate_status is not SearchGateStatus.ELIGIBLE:
         return RunRefusalReason.GATE_NOT_ELIGIBLE
-    if budget.status is not ComputeBudgetStatus.BUDGET_ALLOWED:
+    if budget_status is not ComputeBudgetStatus.BUDGET_ALLOWED:
         return RunRefusalReason.BUDGET_NOT_ALLOWED
-    if budget.max_candidates == 0 or budget.max_steps == 0:
+    if max_candidates == 0 or max_steps == 0:
         return RunRefusalReason.BUDGET_CEILING_ZERO
-    if budget.max_parallelism != 1:
+    if max_parallelism != 1:
         return RunRefusalReason.BUDGET_PARALLELISM_NOT_ONE
     return None
 
@@ -808,7 +846,13 @@ def initialization_failure(
         or _budget_failure(budget_decision)
         or _operator_set_failure(operator_set, search_input.run_policy_version)
         or _binding_failure(search_input, gate_decision, budget_decision, operator_set)
-        or _admission_failure(gate_decision, budget_decision)
+        or admission_failure(
+            gate_decision.status,
+            budget_decision.status,
+            budget_decision.max_candidates,
+            budget_decision.max_steps,
+            budget_decision.max_parallelism,
+        )
     )
 
 
@@ -821,7 +865,7 @@ def _refusal(
     budget_id: str | None,
     detail: str = "",
 ) -> SearchRunRefusal:
-    disposition = REFUSAL_TABLE[reason]
+    disposition = refusal_disposition(reason)
     return SearchRunRefusal.sealed(
         run_policy_version=run_policy_version if is_version(run_policy_version) else "",
         input_digest=input_digest,
@@ -910,17 +954,71 @@ def _consumed(
 # Recording attempts (docs/adr/0004)
 
 
-def _ceiling_stop(
-    attempt: CandidateAttempt, admitted: int, steps_used: int, ceiling: dict[str, int]
-) -> RunExhaustionCode | None:
-    """Which ceiling the attempt's complete charge would break, checked before admitting it."""
-    if admitted + attempt.budget_charge.candidates > ceiling["max_candidates"]:
-        return RunExhaustionCode.MAX_CANDIDATES_REACHED
-    if attempt.depth > ceiling["max_depth"]:
-        return RunExhaustionCode.MAX_DEPTH_REACHED
-    if steps_used + attempt.budget_charge.steps > ceiling["max_steps"]:
-        return RunExhaustionCode.MAX_STEPS_REACHED
-    return None
+def admit_within_ceiling(
+    charges: tuple[tuple[int, int, int], ...], ceiling: tuple[int, int, int]
+) -> tuple[int, RunExhaustionCode | None]:
+    """How many attempts, in order, fit the ceiling, and which ceiling the first one that
+    does not fit would break. Each charge is (candidates, steps, depth) and the ceiling is
+    (max_candidates, max_depth, max_steps). An attempt is admitted only when its complete
+    charge fits (ADR-0228 §9), so the budget is never exceeded.
+
+    pre: all(min(charge) >= 1 for charge in charges) and min(ceiling) >= 0
+    post: 0 <= __return__[0] <= len(charges)
+    post: (__return__[1] is None) == (__return__[0] == len(charges))
+    post: _fits(charges[: __return__[0]], ceiling)
+    post: __return__[1] is None or not _fits(charges[: __return__[0] + 1], ceiling)
+    post: __return__[1] is not RunExhaustionCode.MAX_DEPTH_REACHED or _too_deep(charges, ceiling)
+    """
+    max_candidates, max_depth, max_steps = ceiling
+    candidates_used = steps_used = 0
+    for admitted, (candidates, steps, depth) in enumerate(charges):
+        if candidates_used + candidates > max_candidates:
+            return admitted, RunExhaustionCode.MAX_CANDIDATES_REACHED
+        if depth > max_depth:
+            return admitted, RunExhaustionCode.MAX_DEPTH_REACHED
+        if steps_used + steps > max_steps:
+            return admitted, RunExhaustionCode.MAX_STEPS_REACHED
+        candidates_used += candidates
+        steps_used += steps
+    return len(charges), None
+
+
+def _fits(charges: tuple[tuple[int, int, int], ...], ceiling: tuple[int, int, int]) -> bool:
+    """ADR-0228 §9's inequalities: these charges together stay within the ceiling."""
+    max_candidates, max_depth, max_steps = ceiling
+    return (
+        sum(candidates for candidates, _, _ in charges) <= max_candidates
+        and all(depth <= max_depth for _, _, depth in charges)
+        and sum(steps for _, steps, _ in charges) <= max_steps
+    )
+
+
+def _too_deep(charges: tuple[tuple[int, int, int], ...], ceiling: tuple[int, int, int]) -> bool:
+    return any(depth > ceiling[1] for _, _, depth in charges)
+
+
+def run_disposition_for(
+    kept: int, stop: RunExhaustionCode | None, has_operators: bool
+) -> tuple[RunDisposition, RunExhaustionCode | None]:
+    """The disposition and exhaustion code of a run that kept ``kept`` attempts, stopped by
+    ``stop`` (a budget code) or not, over a declared or empty operator set (ADR-0228 §7, §9).
+
+    pre: kept >= 0
+    pre: stop is None or stop in BUDGET_EXHAUSTION_CODES
+    post: __return__[0] in RUN_DISPOSITIONS
+    post: (__return__[0] is _D.CANDIDATE_REPLAY_PENDING) == (kept > 0)
+    post: kept > 0 or __return__[1] is not None
+    post: (__return__[1] in BUDGET_EXHAUSTION_CODES) == (stop is not None)
+    post: kept or stop or has_operators or __return__[1] is RunExhaustionCode.OPERATOR_SET_EMPTY
+    post: __return__[1] is not RunExhaustionCode.OPERATOR_SET_EMPTY or not has_operators
+    """
+    if kept:
+        return RunDisposition.CANDIDATE_REPLAY_PENDING, stop
+    if stop is not None:
+        return RunDisposition.EXHAUSTED_NO_CANDIDATE, stop
+    if not has_operators:
+        return RunDisposition.EXHAUSTED_NO_CANDIDATE, RunExhaustionCode.OPERATOR_SET_EMPTY
+    return RunDisposition.EXHAUSTED_NO_CANDIDATE, RunExhaustionCode.OPERATOR_SPACE_DEPLETED
 
 
 def _attempt_failure(
@@ -983,29 +1081,12 @@ def record_attempts(
             detail=f"opened run {opened_run.run_id}",
         )
     ceiling = {name: getattr(opened_run, name) for name in _LIMIT_NAMES}
-    admitted: list[CandidateAttempt] = []
-    stop: RunExhaustionCode | None = None
-    for attempt in attempts:
-        steps_used = sum(kept.budget_charge.steps for kept in admitted)
-        stop = _ceiling_stop(attempt, len(admitted), steps_used, ceiling)
-        if stop is not None:
-            break
-        admitted.append(attempt)
-    kept = tuple(admitted)
-    if kept:
-        disposition, code_ = RunDisposition.CANDIDATE_REPLAY_PENDING, stop
-    elif stop is not None:
-        disposition, code_ = RunDisposition.EXHAUSTED_NO_CANDIDATE, stop
-    elif not operator_set.operators:
-        disposition, code_ = (
-            RunDisposition.EXHAUSTED_NO_CANDIDATE,
-            RunExhaustionCode.OPERATOR_SET_EMPTY,
-        )
-    else:
-        disposition, code_ = (
-            RunDisposition.EXHAUSTED_NO_CANDIDATE,
-            RunExhaustionCode.OPERATOR_SPACE_DEPLETED,
-        )
+    admitted, stop = admit_within_ceiling(
+        tuple((a.budget_charge.candidates, a.budget_charge.steps, a.depth) for a in attempts),
+        (ceiling["max_candidates"], ceiling["max_depth"], ceiling["max_steps"]),
+    )
+    kept = attempts[:admitted]
+    disposition, code_ = run_disposition_for(len(kept), stop, bool(operator_set.operators))
     fields = {name: getattr(opened_run, name) for name in _RUN_COPIED_NAMES}
     return GeometricSearchRun.sealed(
         **fields,
