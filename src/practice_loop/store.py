@@ -71,6 +71,10 @@ class CaseRow:
     reason: str | None
     value: int | None
 
+    def as_tuple(self) -> tuple[object, ...]:
+        # Every field is a scalar: ``dataclasses.astuple`` would deep-copy each one.
+        return tuple([getattr(self, field.name) for field in dataclasses.fields(self)])
+
 
 class TraceStore:
     def __init__(self, path: Path) -> None:
@@ -175,7 +179,7 @@ class TraceStore:
                     raise StoreError(f"trace {trace.trace_id} is stored with other bytes")
         db.execute(
             "INSERT OR REPLACE INTO cases VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            dataclasses.astuple(row),
+            row.as_tuple(),
         )
 
     def trace_ids(self) -> list[str]:
@@ -191,15 +195,67 @@ class TraceStore:
         if row is None:
             failure = TraceFailure(TraceFailureCode.NOT_A_TRACE, "$", "no such trace")
             return TraceVerification(None, (failure,))
-        loaded = load_sealed_trace(bytes(row[0]))
-        if type(loaded) is not SealedPracticeTrace:
-            return loaded
-        verification = verify_sealed_trace(loaded)
-        if not verification.valid:
-            return verification
-        if loaded.trace_id != trace_id:
-            failure = TraceFailure(
-                TraceFailureCode.TRACE_ID_MISMATCH, "store", "stored under another id"
-            )
-            return TraceVerification(loaded.trace_id, (failure,))
+        return verify_stored_trace(trace_id, bytes(row[0]))
+
+    def stored_traces(self) -> Iterator[tuple[str, bytes]]:
+        """Every stored trace id with its raw bytes, unverified: for a reader that reports a
+        tampered row instead of stopping at it (Workbench)."""
+        for trace_id, body in self._db.execute(
+            "SELECT trace_id, body FROM traces ORDER BY trace_id"
+        ):
+            yield trace_id, bytes(body)
+
+    def cases_of_trace(self, trace_id: str) -> list[CaseRow]:
+        """The case rows that name this trace (content addressing lets several share one)."""
+        rows = self._db.execute(
+            "SELECT * FROM cases WHERE trace_id = ? ORDER BY case_id", (trace_id,)
+        )
+        return [CaseRow(*row) for row in rows]
+
+
+class ReadOnlyTraceStore(TraceStore):
+    """An existing store opened for reading only (Workbench, ADR-0226 §8.11).
+
+    SQLite opens the file in ``mode=ro``: every write on this connection is refused by SQLite
+    itself, no table is created and the schema version is only checked, never recorded.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._batched = None
+        if not path.is_file():
+            raise StoreError(f"{path}: no such store")
+        uri = f"{path.resolve().as_uri()}?mode=ro"
+        try:
+            self._db = sqlite3.connect(uri, uri=True, timeout=30.0, isolation_level=None)
+        except sqlite3.DatabaseError as error:  # the file vanished after the check above
+            raise StoreError(f"{path}: cannot be opened ({error})") from None
+        try:
+            stored = self._db.execute(
+                "SELECT value FROM meta WHERE key = 'schema_version'"
+            ).fetchone()
+        except sqlite3.DatabaseError as error:
+            self._db.close()
+            raise StoreError(f"{path}: not a practice-loop store ({error})") from None
+        if stored is None or stored[0] != str(STORE_SCHEMA_VERSION):
+            self._db.close()
+            found = "no schema version" if stored is None else f"store schema {stored[0]}"
+            raise StoreError(f"{self.path}: {found}, expected {STORE_SCHEMA_VERSION}")
+
+
+def verify_stored_trace(trace_id: str, body: bytes) -> SealedPracticeTrace | TraceVerification:
+    """The trace stored under ``trace_id`` as ``body``, verified, or the typed failure that
+    stops it from being served: strict decoding, every identity and cross-identity, and the
+    id it is stored under (docs/adr/0007)."""
+    loaded = load_sealed_trace(body)
+    if type(loaded) is not SealedPracticeTrace:
         return loaded
+    verification = verify_sealed_trace(loaded)
+    if not verification.valid:
+        return verification
+    if loaded.trace_id != trace_id:
+        failure = TraceFailure(
+            TraceFailureCode.TRACE_ID_MISMATCH, "store", "stored under another id"
+        )
+        return TraceVerification(loaded.trace_id, (failure,))
+    return loaded

@@ -1,0 +1,565 @@
+"""Issue 9, ADR-0226 §7G and §8.11: Workbench over plain HTTP. GET only, ids checked, nothing
+outside the store, every case text escaped, a strict Content-Security-Policy, the store never
+written, failed and missing evidence shown as such. The browser tests are in
+``tests/browser/``."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import html
+import http.client
+import io
+import json
+import re
+import shutil
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import threading
+from collections import Counter
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from practice_loop.cli import main
+from practice_loop.kernel import SealedPracticeTrace, SourceSpan
+from practice_loop.runner import run_lines
+from practice_loop.store import CaseRow, ReadOnlyTraceStore, StoreError, TraceStore
+from practice_loop.workbench import (
+    CONTENT_SECURITY_POLICY,
+    Outcome,
+    TraceStanding,
+    WorkbenchServer,
+)
+from practice_loop.workbench_pages import evidence_spans, highlighted, ident
+
+# A question that would run script twice over if it were ever interpreted as markup.
+HOSTILE_QUESTION = (
+    '<script>window.__pwned = 1; document.title = "pwned"</script>Mia has 7 stickers. '
+    "She buys 4 more stickers. How many stickers does Mia have now? "
+    '<img src=x onerror="window.__pwned=2">'
+)
+HOSTILE_ID = "<b>hostile</b>"
+FORGED_CASE = "s11"  # answered through practice: its trace holds "value":7
+
+
+@contextlib.contextmanager
+def running(store: Path):
+    server = WorkbenchServer(store, ("127.0.0.1", 0), quiet=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+    assert not thread.is_alive()
+
+
+def fetch(server: WorkbenchServer, path: str, method: str = "GET", body: bytes | None = None):
+    connection = http.client.HTTPConnection(*server.server_address[:2], timeout=10)
+    try:
+        connection.request(method, path, body=body)
+        response = connection.getresponse()
+        return response.status, response.headers, response.read().decode("utf-8")
+    finally:
+        connection.close()
+
+
+def _trace_of(store: Path, case_id: str) -> str:
+    with sqlite3.connect(store) as db:
+        (trace_id,) = db.execute(
+            "SELECT trace_id FROM cases WHERE case_id = ?", (case_id,)
+        ).fetchone()
+    return trace_id
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """The store the main-job command writes, plus one hostile case; a copy with one trace's
+    bytes forged; a copy with one trace deleted. Returns the paths and expected counts."""
+    folder = tmp_path_factory.mktemp("workbench")
+    clean = folder / "practice-loop.sqlite"
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        assert main(["run", "--store", str(clean), "--json", "--quiet"]) == 0
+    summary = json.loads(printed.getvalue())
+    hostile = json.dumps({"id": HOSTILE_ID, "question": HOSTILE_QUESTION}).encode()
+    with TraceStore(clean) as store:
+        extra = run_lines([hostile], source="hostile.jsonl", store=store)
+    forged = folder / "forged.sqlite"
+    shutil.copyfile(clean, forged)
+    forged_id = _trace_of(clean, FORGED_CASE)
+    with sqlite3.connect(forged) as db:
+        (body,) = db.execute("SELECT body FROM traces WHERE trace_id = ?", (forged_id,)).fetchone()
+        changed = bytes(body).replace(b'"value":7', b'"value":8', 1)
+        assert changed != bytes(body)
+        db.execute("UPDATE traces SET body = ? WHERE trace_id = ?", (changed, forged_id))
+    missing = folder / "missing.sqlite"
+    shutil.copyfile(clean, missing)
+    with sqlite3.connect(missing) as db:
+        db.execute("DELETE FROM traces WHERE trace_id = ?", (_trace_of(clean, "s01"),))
+    return {
+        "clean": clean,
+        "forged": forged,
+        "forged_id": forged_id,
+        "missing": missing,
+        "summary": summary,
+        "extra": extra.to_json(),
+    }
+
+
+@pytest.fixture(scope="module")
+def server(built):
+    with running(built["clean"]) as started:
+        yield started
+
+
+def _counts(page: str) -> tuple[dict[str, int], Counter[tuple[str, str]]]:
+    outcomes = {
+        outcome: int(count)
+        for outcome, count in re.findall(
+            r'class="filter[^"]*" href="[^"]*" '
+            r'data-outcome="([a-z_]+)" data-count="(\d+)"',
+            page,
+        )
+    }
+    reasons = Counter(
+        {
+            (outcome, html.unescape(reason)): int(count)
+            for outcome, reason, count in re.findall(
+                r'data-outcome="([a-z_]+)" data-reason="([^"]*)" data-count="(\d+)"', page
+            )
+        }
+    )
+    return outcomes, reasons
+
+
+def test_list_counts_match_the_run_summary(built, server):
+    """Issue 9: the list's counts are those `practice-loop run --json` printed for the
+    sample (plus the one hostile case), outcome by outcome and refusal reason by reason."""
+    summary, extra = built["summary"], built["extra"]
+    status, _, page = fetch(server, "/")
+    assert status == 200
+    outcomes, reasons = _counts(page)
+    assert outcomes == {
+        "all": summary["cases"] + extra["cases"],
+        "answered_direct": summary["answered_direct"] + extra["answered_direct"],
+        "answered_practice": summary["answered_through_practice"]
+        + extra["answered_through_practice"],
+        "refused": summary["refused"] + extra["refused"],
+        "failed_verification": 0,
+        "trace_missing": 0,
+    }
+    expected = Counter(summary["refused_by_reason"]) + Counter(extra["refused_by_reason"])
+    assert reasons == Counter({("refused", reason): n for reason, n in expected.items()})
+
+
+def _matching(page: str) -> int:
+    return int(re.search(r'data-matching="(\d+)"', page).group(1))
+
+
+def _listed_case_ids(page: str) -> list[str]:
+    return [
+        html.unescape(found) for found in re.findall(r'<span class="case-id">(.*?)</span>', page)
+    ]
+
+
+def test_filters_and_search(built, server):
+    """Issue 9: the list filters by outcome and by refusal reason, and searches case text."""
+    summary = built["summary"]
+    _, _, page = fetch(server, "/?outcome=answered_practice")
+    assert _listed_case_ids(page) == summary["practice_ids"]
+    reason, count = max(summary["refused_by_reason"].items(), key=lambda item: item[1])
+    _, _, page = fetch(server, f"/?outcome=refused&reason={reason}")
+    assert _matching(page) == count == len(_listed_case_ids(page))
+    _, _, page = fetch(server, "/?q=STICKERS")
+    sample = Path(__file__).resolve().parents[2] / "src" / "practice_loop" / "data" / "sample.jsonl"
+    with_stickers = [
+        record["id"]
+        for record in map(json.loads, sample.read_text().splitlines())
+        if "stickers" in record["question"].casefold()
+    ]
+    assert _listed_case_ids(page) == sorted([*with_stickers, HOSTILE_ID])
+
+
+def _refusal(page: str) -> str:
+    return re.search(r'id="refusal" data-reason="([a-z_]+)"', page).group(1)
+
+
+@pytest.mark.parametrize(
+    "query, reason",
+    [
+        ("?nope=1", "unknown_parameter"),
+        ("?outcome=guessed", "unknown_outcome"),
+        ("?page=0", "bad_page_number"),
+        ("?page=x", "bad_page_number"),
+        ("?page=%EF%BC%91", "bad_page_number"),  # a full-width digit one
+        ("?q=a&q=b", "repeated_parameter"),
+        ("?=&&", "malformed_query"),
+    ],
+)
+def test_bad_list_queries_are_refused(server, query, reason):
+    """Closed filters: an unknown parameter or value is a 400 with its reason, never a guess."""
+    status, headers, page = fetch(server, "/" + query)
+    assert (status, _refusal(page)) == (400, reason)
+    assert headers["Content-Security-Policy"] == CONTENT_SECURITY_POLICY
+
+
+@pytest.mark.obligation("ADR-0226/8.11")
+@pytest.mark.parametrize(
+    "shape",
+    [
+        lambda tid: tid.upper(),
+        lambda tid: tid[:63],
+        lambda tid: tid + "0",
+        lambda tid: "g" + tid[1:],
+        lambda tid: tid + "/",
+        lambda tid: tid + "?x=1",
+        lambda tid: tid + "/..",
+        lambda tid: f"%{ord(tid[0]):02x}{tid[1:]}",  # percent-encoded: never decoded
+    ],
+)
+def test_a_trace_id_must_be_64_lowercase_hex_of_a_stored_trace(built, server, shape):
+    """Issue 9: anything but 64 lowercase hex naming a stored trace is 404."""
+    trace_id = _trace_of(built["clean"], "s01")
+    assert fetch(server, f"/trace/{trace_id}")[0] == 200
+    status, _, page = fetch(server, f"/trace/{shape(trace_id)}")
+    assert (status, _refusal(page)) == (404, "no_such_page")
+    assert "seal-status" not in page
+    status, _, page = fetch(server, "/trace/" + "0" * 64)  # well formed, but not stored
+    assert (status, _refusal(page)) == (404, "no_such_trace")
+
+
+@pytest.mark.obligation("ADR-0226/8.11")
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/../../../../etc/passwd",
+        "/%2e%2e/%2e%2e/%2e%2e/etc/passwd",
+        "//etc/passwd",
+        "/workbench.css/../../../etc/passwd",
+        "/trace/../practice-loop.sqlite",
+        "/practice-loop.sqlite",
+        "/static/../practice-loop.sqlite",
+        "/STORE",
+    ],
+)
+def test_nothing_outside_the_store_is_readable(built, server, path):
+    """Issue 9: the server opens no file but its store; no path reaches the file system."""
+    path = path.replace("STORE", str(built["clean"]).lstrip("/"))
+    status, _, page = fetch(server, path)
+    assert (status, _refusal(page)) == (404, "no_such_page")
+    assert "root:" not in page and "SQLite format" not in page
+
+
+def _fingerprint(store: Path) -> tuple[str, int]:
+    return hashlib.sha256(store.read_bytes()).hexdigest(), store.stat().st_mtime_ns
+
+
+@pytest.mark.obligation("ADR-0226/8.11")
+@pytest.mark.parametrize("method", ["POST", "PUT", "DELETE", "PATCH", "OPTIONS", "HEAD", "BREW"])
+def test_every_method_but_get_is_refused(built, server, method):
+    """Issue 9: GET only; any other method is answered 405 and changes nothing."""
+    before = _fingerprint(built["clean"])
+    trace_id = _trace_of(built["clean"], "s11")
+    for path in ("/", f"/trace/{trace_id}", "/workbench.css"):
+        status, headers, page = fetch(server, path, method, body=b"outcome=answered_direct")
+        assert (status, headers["Allow"]) == (405, "GET")
+        if method != "HEAD":  # a HEAD answer has no body
+            assert _refusal(page) == "method_not_allowed"
+        assert headers["Content-Security-Policy"] == CONTENT_SECURITY_POLICY
+    assert _fingerprint(built["clean"]) == before
+
+
+def test_every_response_carries_the_security_headers(built, server):
+    """Issue 9: no script may run on any page: the CSP allows none, on every answer."""
+    trace_id = _trace_of(built["clean"], "s11")
+    for path, status, kind in [
+        ("/", 200, "text/html"),
+        (f"/trace/{trace_id}", 200, "text/html"),
+        ("/workbench.css", 200, "text/css"),
+        ("/nowhere", 404, "text/html"),
+        ("/?outcome=guessed", 400, "text/html"),
+    ]:
+        got, headers, _ = fetch(server, path)
+        assert got == status
+        assert headers["Content-Type"] == f"{kind}; charset=utf-8"
+        assert headers["Content-Security-Policy"] == CONTENT_SECURITY_POLICY
+        assert "script-src 'none'" in headers["Content-Security-Policy"]
+        assert headers["X-Content-Type-Options"] == "nosniff"
+
+
+def test_case_text_is_escaped_everywhere(built, server):
+    """Issue 9: a question holding markup is displayed as text, never as markup."""
+    hostile_trace = _trace_of(built["clean"], HOSTILE_ID)
+    for path in ("/", f"/trace/{hostile_trace}", "/?q=%3Cscript%3E"):
+        status, _, page = fetch(server, path)
+        assert status == 200
+        assert "<script" not in page.lower() and "<img" not in page.lower()
+        assert "<b>" not in page
+        assert "&lt;script&gt;window.__pwned = 1;" in page
+        assert html.escape(HOSTILE_ID) in page
+
+
+@pytest.mark.obligation("ADR-0226/8.11")
+def test_the_store_is_opened_read_only(built, tmp_path):
+    """ADR-0226 §8.11: SQLite itself refuses any write through Workbench's connection."""
+    copy = tmp_path / "copy.sqlite"
+    shutil.copyfile(built["clean"], copy)
+    before = _fingerprint(copy)
+    row = CaseRow("new", "test", "question", None, None, "refused", "reader_x", None)
+    with ReadOnlyTraceStore(copy) as store:
+        assert len(list(store.cases())) == built["summary"]["cases"] + 1
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            store.put_case(row, None)
+    assert _fingerprint(copy) == before
+
+
+def test_a_missing_or_foreign_store_is_refused_and_nothing_is_created(tmp_path):
+    """Workbench opens an existing store of ours, or nothing: it never creates one."""
+    absent = tmp_path / "absent.sqlite"
+    with pytest.raises(StoreError, match="no such store"):
+        WorkbenchServer(absent, ("127.0.0.1", 0))
+    assert not absent.exists()
+    foreign = tmp_path / "foreign.sqlite"
+    foreign.write_bytes(b"not sqlite at all" * 64)
+    with pytest.raises(StoreError, match="not a practice-loop store"):
+        WorkbenchServer(foreign, ("127.0.0.1", 0))
+    empty = tmp_path / "empty.sqlite"
+    with contextlib.closing(sqlite3.connect(empty)) as db:
+        db.execute("CREATE TABLE other (x)")
+    with pytest.raises(StoreError, match="not a practice-loop store"):
+        WorkbenchServer(empty, ("127.0.0.1", 0))
+
+
+@pytest.mark.obligation("ADR-0226/8.11", "ADR-0226/9.16")
+def test_a_forged_trace_is_shown_as_failed_with_its_reason(built):
+    """Issue 9: a trace whose stored bytes fail verification is listed and shown as failed,
+    with its typed reason, and none of its content is shown."""
+    before = _fingerprint(built["forged"])
+    summary = built["summary"]
+    with running(built["forged"]) as forged:
+        _, _, listing = fetch(forged, "/")
+        status, _, page = fetch(forged, f"/trace/{built['forged_id']}")
+    outcomes, reasons = _counts(listing)
+    assert outcomes["failed_verification"] == 1
+    assert outcomes["answered_practice"] == summary["answered_through_practice"] - 1
+    assert reasons[("failed_verification", "record_malformed at ProofGatedAnswer")] == 1
+    assert status == 200
+    assert 'data-status="failed"' in page
+    assert "ProofGatedAnswer.answer_id: identity_mismatch" in page
+    assert 'data-status="verified"' not in page
+    assert re.findall(r'<section class="stage[^"]*" id="stage-([a-z-]+)"', page) == ["cases"]
+    with ReadOnlyTraceStore(built["clean"]) as store:
+        genuine = store.read_trace(built["forged_id"])
+    shown = [identity for _, identity in genuine.stage_digests if identity in page]
+    assert shown == [] and "Answer:" not in page and 'id="question"' not in page
+    assert _fingerprint(built["forged"]) == before
+
+
+def test_a_case_whose_trace_is_gone_is_shown_as_missing(built):
+    """ADR-0226 §7G: missing evidence is shown as missing, never filled in."""
+    with running(built["missing"]) as missing:
+        _, _, listing = fetch(missing, "/")
+        status, _, page = fetch(missing, f"/trace/{_trace_of(built['missing'], 's01')}")
+    outcomes, reasons = _counts(listing)
+    assert outcomes["trace_missing"] == 1
+    assert reasons[("trace_missing", "its trace is not in the store")] == 1
+    assert (status, _refusal(page)) == (404, "no_such_trace")
+
+
+def _stages_present(trace: SealedPracticeTrace) -> dict[str, bool]:
+    return {
+        "direct-proof": trace.direct_proof is not None,
+        "residuals": bool(trace.residuals),
+        "gate": trace.gate_decision is not None,
+        "budget": trace.budget_decision is not None,
+        "run": any(
+            stage is not None for stage in (trace.search_input, trace.opened_run, trace.run_outcome)
+        ),
+        "candidates": bool(trace.operator_outcomes),
+        "replays": bool(trace.replays),
+        "question": True,
+        "frame": True,
+        "assessment": True,
+        "outcome": True,
+        "seal": True,
+        "cases": True,
+    }
+
+
+@pytest.mark.obligation("ADR-0226/8.11")
+def test_each_trace_page_shows_every_stage_or_marks_it_missing(built, server):
+    """ADR-0226 §7G: every stage the trace holds is shown; every stage it lacks is marked
+    missing; every identity is whole in the page, abbreviated only by style."""
+    with ReadOnlyTraceStore(built["clean"]) as store:
+        traces = [store.read_trace(trace_id) for trace_id in store.trace_ids()]
+    assert traces and all(type(trace) is SealedPracticeTrace for trace in traces)
+    for trace in traces:
+        status, _, page = fetch(server, f"/trace/{trace.trace_id}")
+        assert status == 200 and 'data-status="verified"' in page
+        found = re.findall(r'<section class="stage( missing-stage)?" id="stage-([a-z-]+)"', page)
+        sections = {key: bool(flag) for flag, key in found}
+        assert len(sections) == len(found)
+        assert sections == {key: not present for key, present in _stages_present(trace).items()}
+        for _, identity in trace.stage_digests:
+            assert ident(identity) in page
+        assert ident(trace.trace_id) in page
+
+
+class _Marks(HTMLParser):
+    """The question paragraph's text, and each mark's offsets and text."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.text = ""
+        self.marks: list[tuple[int, int, str]] = []
+        self._mark: tuple[int, int] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        assert tag == "mark", tag
+        found = dict(attrs)
+        self._mark = (int(found["data-start"]), int(found["data-end"]))
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "mark":
+            self._mark = None
+
+    def handle_data(self, data: str) -> None:
+        if self._mark is not None:
+            self.marks.append((*self._mark, data))
+        self.text += data
+
+
+def _parse_question(rendered: str) -> _Marks:
+    inner = re.fullmatch(r'<p class="question" id="question">(.*)</p>', rendered, re.DOTALL)
+    parser = _Marks()
+    parser.feed(inner.group(1))
+    parser.close()
+    return parser
+
+
+@st.composite
+def _text_and_spans(draw):
+    text = draw(st.text(st.characters(codec="utf-8"), min_size=1, max_size=60))
+    spans = []
+    for _ in range(draw(st.integers(0, 8))):
+        start = draw(st.integers(0, len(text) - 1))
+        end = draw(st.integers(start + 1, len(text)))
+        faithful = draw(st.booleans())
+        span_text = text[start:end] if faithful else "x" * (end - start)
+        spans.append(("fact", f"fact {start}", SourceSpan(span_text, start, end, 0)))
+    return text, spans
+
+
+@given(_text_and_spans())
+def test_marks_cover_exactly_the_spans_at_their_offsets(case):
+    """Issue 9: the question is shown whole, and exactly the offsets of every span that is
+    the question's text there are marked, each mark holding the text at its own offsets; a
+    span that is not the text at its offsets is not marked."""
+    text, spans = case
+    parsed = _parse_question(highlighted(text, spans))
+    assert parsed.text == text
+    marked = {i for start, end, piece in parsed.marks for i in range(start, end)}
+    for start, end, piece in parsed.marks:
+        assert text[start:end] == piece
+    faithful = [span for *_, span in spans if text[span.start : span.end] == span.text]
+    assert marked == {i for span in faithful for i in range(span.start, span.end)}
+
+
+def test_every_evidence_span_of_every_trace_is_marked(built):
+    """Issue 9: on each stored trace, every span any record cites is marked at its offsets."""
+    with ReadOnlyTraceStore(built["clean"]) as store:
+        traces = [store.read_trace(trace_id) for trace_id in store.trace_ids()]
+    for trace in traces:
+        spans = evidence_spans(trace)
+        assert {span for *_, span in spans} >= set(trace.frame.all_spans())
+        parsed = _parse_question(highlighted(trace.frame.source_text, spans))
+        marked = {i for start, end, _ in parsed.marks for i in range(start, end)}
+        for *_, span in spans:
+            assert set(range(span.start, span.end)) <= marked
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_the_workbench_command_serves_until_interrupted(built):
+    """Issue 9: `practice-loop workbench --store PATH --port N` serves the store on the
+    loopback interface and stops cleanly on Ctrl-C."""
+    port = _free_port()
+    command = [
+        sys.executable,
+        "-u",
+        "-m",
+        "practice_loop",
+        "workbench",
+        "--store",
+        str(built["clean"]),
+        "--port",
+        str(port),
+    ]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = process.stdout.readline()
+        assert line.startswith(f"Workbench on http://127.0.0.1:{port}/"), line
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        connection.request("GET", "/")
+        assert connection.getresponse().status == 200
+        connection.close()
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=20) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        process.stdout.close()
+        process.stderr.close()
+
+
+def test_a_port_in_use_is_a_usage_error(built, capsys):
+    """Issue 9: a port that cannot be listened on is a usage error (exit 2), not a trace."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert main(["workbench", "--store", str(built["clean"]), "--port", str(port)]) == 2
+    assert "cannot listen on" in capsys.readouterr().err
+
+
+def test_a_store_that_becomes_unreadable_is_a_503(built, tmp_path):
+    """A store replaced by something else while Workbench runs is refused, not guessed at."""
+    copy = tmp_path / "copy.sqlite"
+    shutil.copyfile(built["clean"], copy)
+    with running(copy) as changing:
+        copy.write_bytes(b"no longer a database" * 256)
+        status, headers, page = fetch(changing, "/")
+    assert (status, _refusal(page)) == (503, "store_unreadable")
+    assert headers["Content-Security-Policy"] == CONTENT_SECURITY_POLICY
+
+
+@pytest.mark.parametrize(
+    "outcome, reason",
+    [
+        (Outcome.ANSWERED_DIRECT, "a reason"),
+        (Outcome.ANSWERED_PRACTICE, "a reason"),
+        (Outcome.REFUSED, None),
+        (Outcome.FAILED_VERIFICATION, None),
+        (Outcome.TRACE_MISSING, None),
+    ],
+)
+def test_a_standing_has_a_reason_exactly_when_it_is_not_an_answer(outcome, reason):
+    """Issue 9: a refusal, a failure or missing evidence always says why; an answer has no
+    reason to carry, so a standing built otherwise is refused on construction."""
+    with pytest.raises(ValueError):
+        TraceStanding(outcome, reason)
