@@ -16,7 +16,8 @@ import re
 
 import pytest
 from hypothesis import HealthCheck, settings
-from hypothesis.database import DirectoryBasedExampleDatabase
+
+from practice_loop.fuzz_database import database_from_environment
 
 # Every profile starts from Hypothesis's defaults: when CI is set, Hypothesis has already
 # loaded its own derandomized "ci" profile, which profiles would otherwise inherit from.
@@ -38,9 +39,9 @@ settings.register_profile(
     parent=_DEFAULTS,
     max_examples=5_000,
     deadline=None,
-    database=DirectoryBasedExampleDatabase(
-        os.environ.get("PRACTICE_LOOP_EXAMPLE_DB", ".hypothesis/nightly")
-    ),
+    # A directory (default .hypothesis/nightly) or redis://HOST:PORT from
+    # $PRACTICE_LOOP_EXAMPLE_DB, read-only or with a replayed source (docs/nightly-fuzzing.md).
+    database=database_from_environment(os.environ),
     print_blob=True,
     suppress_health_check=[HealthCheck.too_slow],
 )

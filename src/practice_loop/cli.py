@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 
-from . import __version__, gate, vectors
+from . import __version__, crosshair_lane, fuzz, gate, vectors, workbench
 from .kernel import SealedPracticeTrace, TraceVerification, replay_divergence
 from .render import render_trace
 from .runner import RunSummary, run_file, run_lines
@@ -149,6 +149,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     vectors.add_subcommand(commands)
     gate.add_subcommand(commands)
+    workbench.add_subcommand(commands)
+    fuzz.add_subcommand(commands)
+    crosshair_lane.add_subcommands(commands)
     return parser
 
 

@@ -1,0 +1,541 @@
+"""``practice-loop fuzz`` (issue 7): the campaign, its example databases, its records and
+reports. The campaigns here run tiny synthetic test files with planted defects, so they cost
+seconds; the long campaigns are nightly's (docs/nightly-fuzzing.md)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from hypothesis.database import (
+    DirectoryBasedExampleDatabase,
+    MultiplexedDatabase,
+    ReadOnlyDatabase,
+)
+
+from practice_loop.cli import main
+from practice_loop.fuzz import STOP_GRACE_SECONDS
+from practice_loop.fuzz_database import (
+    DATABASE_ENV,
+    READ_ONLY_ENV,
+    REPLAY_ENV,
+    DatabaseError,
+    DatabaseKind,
+    DatabaseRefusal,
+    campaign_database,
+    check_reachable,
+    database_from_environment,
+    parse_database_spec,
+)
+from practice_loop.fuzz_report import (
+    CampaignReport,
+    FailureExample,
+    LaneStatus,
+    LaneSummary,
+    RecordError,
+    RecordRefusal,
+    Regression,
+    RoundEnding,
+    RoundSummary,
+    RunOutcome,
+    TestRun,
+    failures_from_notes,
+    read_round,
+    regression_patch,
+    write_json,
+    write_junit,
+    write_markdown,
+)
+
+IN_CI = os.environ.get("CI", "").lower() == "true"
+
+SAMPLE = """\
+import os
+import time
+
+from hypothesis import given, strategies as st
+
+
+@given(st.integers(min_value=0))
+def test_planted(x):
+    assert x < 100  # the planted defect
+
+
+@given(st.integers())
+def test_hangs(x):
+    if x > 5:
+        time.sleep(600)
+
+
+@given(st.integers())
+def test_crashes(x):
+    if x > 5:
+        os._exit(3)
+
+
+@given(st.integers())
+def test_fine(x):
+    assert isinstance(x, int)
+
+
+def test_not_a_property():
+    pass
+"""
+
+MACHINE = """\
+from hypothesis import settings, strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+
+
+class Counter(RuleBasedStateMachine):
+    def __init__(self):
+        super().__init__()
+        self.total = 0
+
+    @rule(k=st.integers(0, 5))
+    def add(self, k):
+        self.total += k
+
+    @invariant()
+    def below_seven(self):
+        assert self.total < 7
+
+
+TestCounter = Counter.TestCase
+TestCounter.settings = settings(print_blob=True, database=None)
+"""
+
+
+def _environment() -> dict[str, str]:
+    """A clean environment for a child campaign: none of this pytest run's own variables."""
+    drop = ("PYTEST_", "HYPOTHESIS_", "PRACTICE_LOOP_EXAMPLE_DB")
+    return {k: v for k, v in os.environ.items() if not k.startswith(drop)}
+
+
+def _campaign(cwd: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "practice_loop", "fuzz", "--profile", "default"]
+    command += ["--crosshair-share", "0", *arguments]
+    return subprocess.run(
+        command, cwd=cwd, env=_environment(), capture_output=True, text=True, check=False
+    )
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def redis_url(tmp_path_factory):
+    """A real redis-server on a free loopback port, for this module only."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        message = "redis-server is not installed (apt-get install redis-server)"
+        if IN_CI:  # .ci/run installs it: its absence there is a failure, not a skip
+            pytest.fail(message)
+        pytest.skip(message)
+    port = _free_port()
+    folder = tmp_path_factory.mktemp("redis")
+    server = subprocess.Popen(
+        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+         "--dir", str(folder)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    url = f"redis://127.0.0.1:{port}"
+    try:
+        for _ in range(100):
+            try:
+                check_reachable(parse_database_spec(url))
+                break
+            except DatabaseError:
+                if server.poll() is not None:
+                    break
+                time.sleep(0.1)
+        else:
+            pytest.fail(f"redis-server did not answer on port {port}")
+        if server.poll() is not None:
+            pytest.fail(f"redis-server exited with status {server.returncode}")
+        yield url
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+# -- databases -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "spec, reason",
+    [
+        ("", DatabaseRefusal.EMPTY_SPEC),
+        ("ftp://host/db", DatabaseRefusal.UNSUPPORTED_SCHEME),
+        ("redis://host", DatabaseRefusal.BAD_REDIS_ADDRESS),
+        ("redis://host:99999", DatabaseRefusal.BAD_REDIS_ADDRESS),
+        ("redis://:6379", DatabaseRefusal.BAD_REDIS_ADDRESS),
+    ],
+)
+def test_a_bad_database_spec_is_refused_with_its_reason(spec, reason):
+    """Issue 7: a database spec is a directory or redis://HOST:PORT; anything else is refused
+    with its reason."""
+    with pytest.raises(DatabaseError) as refused:
+        parse_database_spec(spec)
+    assert refused.value.reason is reason
+
+
+def test_a_file_is_not_a_directory_database(tmp_path):
+    """Issue 7: a directory database cannot be a file."""
+    (tmp_path / "file").write_text("")
+    with pytest.raises(DatabaseError) as refused:
+        parse_database_spec(str(tmp_path / "file"))
+    assert refused.value.reason is DatabaseRefusal.NOT_A_DIRECTORY
+
+
+def test_the_environment_chooses_the_database(tmp_path):
+    """Issue 7: the campaign's choice reaches every pytest process through the environment:
+    a directory, read-only, or multiplexed with a read-only replay source."""
+    plain = database_from_environment({DATABASE_ENV: str(tmp_path / "a")})
+    assert type(plain) is DirectoryBasedExampleDatabase
+    read_only = database_from_environment({DATABASE_ENV: str(tmp_path / "a"), READ_ONLY_ENV: "1"})
+    assert type(read_only) is ReadOnlyDatabase
+    replayed = database_from_environment(
+        {DATABASE_ENV: str(tmp_path / "a"), REPLAY_ENV: str(tmp_path / "ci")}
+    )
+    assert type(replayed) is MultiplexedDatabase
+    with pytest.raises(DatabaseError) as refused:
+        database_from_environment({READ_ONLY_ENV: "maybe"})
+    assert refused.value.reason is DatabaseRefusal.BAD_READ_ONLY_FLAG
+
+
+def test_a_read_only_database_is_never_written(tmp_path):
+    """Issue 7: replaying CI's database locally does not change it."""
+    ci = parse_database_spec(str(tmp_path / "ci"))
+    campaign_database(ci).save(b"key", b"found in CI")
+    local = parse_database_spec(str(tmp_path / "local"))
+    replaying = campaign_database(local, replay=ci)
+    assert list(replaying.fetch(b"key")) == [b"found in CI"]
+    replaying.save(b"key", b"found locally")
+    assert set(campaign_database(ci).fetch(b"key")) == {b"found in CI"}
+    assert set(campaign_database(local).fetch(b"key")) == {b"found locally"}
+    campaign_database(ci, read_only=True).save(b"key", b"never")
+    assert set(campaign_database(ci).fetch(b"key")) == {b"found in CI"}
+
+
+def test_redis_round_trip(redis_url):
+    """Issue 7: a Redis database stores and replays examples through Hypothesis's
+    RedisExampleDatabase; read-only, it is not written."""
+    spec = parse_database_spec(redis_url + "/3")
+    assert spec.kind is DatabaseKind.REDIS and spec.db == 3
+    check_reachable(spec)
+    campaign_database(spec).save(b"property", b"minimal")
+    assert list(campaign_database(spec).fetch(b"property")) == [b"minimal"]
+    campaign_database(spec, read_only=True).save(b"property", b"other")
+    assert list(campaign_database(spec).fetch(b"property")) == [b"minimal"]
+
+
+def test_an_unreachable_redis_is_a_fault_with_reports(tmp_path):
+    """Issue 7: an unreachable Redis: the campaign says so, writes its reports, exits 1."""
+    (tmp_path / "test_sample.py").write_text(SAMPLE)
+    url = f"redis://127.0.0.1:{_free_port()}"
+    with pytest.raises(DatabaseError) as refused:
+        check_reachable(parse_database_spec(url))
+    assert refused.value.reason is DatabaseRefusal.UNREACHABLE
+    result = _campaign(tmp_path, "--minutes", "1", "--database", url, "test_sample.py")
+    assert result.returncode == 1, result.stderr
+    report = json.loads((tmp_path / "fuzz-report" / "fuzz-report.json").read_text())
+    assert report["status"] == "incomplete" and report["rounds"] == []
+    assert [f["fault"] for f in report["faults"]] == ["database_unreachable"]
+    assert "database_unreachable" in result.stderr
+
+
+# -- usage ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "arguments, message",
+    [
+        (["--minutes", "0"], "--minutes must be positive"),
+        (["-n", "many"], "--workers takes a number"),
+        (["--crosshair-share", "1"], "--crosshair-share must be in [0, 1)"),
+        (["--test-timeout", "-1"], "--test-timeout must be positive"),
+        (["--first-examples", "0"], "--first-examples must be at least 1"),
+        (["--database", "ftp://x"], "unsupported_scheme"),
+        (["no_such_test.py"], "no such test path: no_such_test.py"),
+    ],
+)
+def test_usage_errors_exit_2(tmp_path, monkeypatch, capsys, arguments, message):
+    """Issue 7: a usage error exits 2, names the problem, and runs nothing."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["fuzz", "--out", str(tmp_path / "out"), *arguments]) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+def test_argparse_usage_errors_exit_2(capsys):
+    """Issue 7: an option argparse cannot read is a usage error too."""
+    with pytest.raises(SystemExit) as exited:
+        main(["fuzz", "--minutes", "soon"])
+    assert exited.value.code == 2
+
+
+@pytest.mark.parametrize(
+    "profile, source, message",
+    [
+        ("ci", SAMPLE, "is derandomized"),  # Hypothesis's own `ci` profile
+        ("default", "def test_plain():\n    pass\n", "no Hypothesis test"),
+    ],
+)
+def test_a_campaign_pytest_refuses_exits_2(tmp_path, profile, source, message):
+    """Issue 7: a derandomized profile (the automatic `ci` one) or a selection without a
+    Hypothesis test is refused: exit 2, never a campaign that fuzzes nothing."""
+    (tmp_path / "test_sample.py").write_text(source)
+    result = _campaign(
+        tmp_path, "--minutes", "1", "--profile", profile, "-n", "0", "test_sample.py"
+    )
+    assert result.returncode == 2, result.stderr
+    assert message in result.stderr
+
+
+# -- records, reports and patches ----------------------------------------------------------
+
+
+def test_failures_are_read_from_hypothesis_notes():
+    """Issue 7: the minimal example and its blob, for a property and a state machine."""
+    function = failures_from_notes(
+        [
+            "Falsifying example: test_fn(\n    x=10,\n)",
+            "You can reproduce this example by temporarily adding "
+            "@reproduce_failure('6.155.2', b'AEEKAYAA') as a decorator on your test case",
+        ]
+    )
+    assert function == [FailureExample("test_fn(\n    x=10,\n)", "6.155.2", "AEEKAYAA")]
+    machine = failures_from_notes(
+        ["Falsifying example:", "state = M()", "state.add(k=2)", "state.teardown()",
+         "\nYou can reproduce this example by temporarily adding "
+         "@reproduce_failure('6.155.2', b'AABB') as a decorator on your test case"]
+    )  # fmt: skip
+    assert machine == [
+        FailureExample("state = M()\nstate.add(k=2)\nstate.teardown()", "6.155.2", "AABB")
+    ]
+
+
+def _records(folder: Path, stem: str, *records: dict, tail: str = "") -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = "".join(json.dumps(r) + "\n" for r in records)
+    (folder / f"{stem}.jsonl").write_text(lines + tail)
+
+
+def test_a_test_that_never_finished_is_never_passed(tmp_path):
+    """Issue 7: a started test without a finish line is hung (its timeout dumped stacks),
+    crashed (xdist said so, or the round ended by itself) or cut off (the campaign stopped
+    the round); a selected test never started is reported as such; a half-written last line
+    is not a record."""
+    start = {"event": "start", "round": 1, "seed": 7}
+    _records(tmp_path, "gw0-1", {**start, "nodeid": "t.py::hung"}, tail='{"event": "fin')
+    (tmp_path / "gw0-1.hang").write_text("Timeout (0:00:03)!\nThread 0x1:\n  File t.py")
+    _records(tmp_path, "gw1-2", {**start, "nodeid": "t.py::crashed"})
+    _records(tmp_path, "main-3", {"event": "crash", "nodeid": "t.py::crashed", "round": 1})
+    collected = ["t.py::hung", "t.py::crashed", "t.py::fine", "t.py::running", "t.py::never"]
+    _records(
+        tmp_path, "gw0-4", {"event": "collected", "nodeids": collected, "round": 1},
+        {**start, "nodeid": "t.py::fine"},
+        {"event": "finish", "nodeid": "t.py::fine", "outcome": "passed", "examples": 9},
+        {**start, "nodeid": "t.py::running"},
+    )  # fmt: skip
+    stopped = {r.nodeid: r for r in read_round(tmp_path, 1, stopped=True)}
+    assert {k: r.outcome for k, r in stopped.items()} == {
+        "t.py::hung": RunOutcome.HUNG,
+        "t.py::crashed": RunOutcome.CRASHED,
+        "t.py::fine": RunOutcome.PASSED,
+        "t.py::running": RunOutcome.CUT_OFF,
+        "t.py::never": RunOutcome.NOT_STARTED,
+    }
+    assert stopped["t.py::hung"].seed == 7 and "t.py" in stopped["t.py::hung"].stacks
+    ended = {r.nodeid: r.outcome for r in read_round(tmp_path, 1, stopped=False)}
+    assert ended["t.py::running"] is RunOutcome.CRASHED
+    _records(tmp_path, "gw9-9", {"event": "start"}, tail="\n")
+    (tmp_path / "gw9-9.jsonl").write_text('not json\n{"event": "start"}\n')
+    with pytest.raises(RecordError) as refused:
+        read_round(tmp_path, 1, stopped=True)
+    assert refused.value.reason is RecordRefusal.MALFORMED_LINE
+
+
+def _report(runs: tuple[TestRun, ...]) -> CampaignReport:
+    return CampaignReport(
+        profile="nightly", workers=2, cores=2, budget_seconds=60, elapsed_seconds=59.5,
+        rounds_seconds=58.0, database="/db", read_only=False, replay=None, selection=(),
+        test_timeout=30,
+        rounds=(RoundSummary(1, 25, 0.0, 30.0, RoundEnding.COMPLETED, 1, "r1.log"),
+                RoundSummary(2, 50, 30.0, 28.0, RoundEnding.CUT_OFF, -2, "r2.log")),
+        runs=runs, crosshair=LaneSummary(LaneStatus.NOT_RUN, "--crosshair-share 0"),
+        cpu_seconds=104.4, faults=(), started_at="2026-01-01T00:00:00+00:00",
+    )  # fmt: skip
+
+
+def test_reports_name_every_finding_with_its_reproduction(tmp_path):
+    """Issue 7: JSON (per test: examples, seed, minimal example, reproduction command),
+    Markdown and JUnit XML agree; a repeated failure is one finding over its rounds."""
+    failure = FailureExample("test_p(\n    x=100,\n)", "6.155.2", "AAAB")
+    runs = (
+        TestRun("t.py::test_p", 1, RunOutcome.FAILED, 1.0, 40, 11, "generate", (failure,), "E"),
+        TestRun("t.py::test_p", 2, RunOutcome.FAILED, 0.5, 1, 12, "reuse", (failure,), "E"),
+        TestRun("t.py::test_h", 1, RunOutcome.HUNG, seed=13, stacks="Timeout (0:00:30)!"),
+        TestRun("t.py::test_f", 1, RunOutcome.PASSED, 2.0, 50, 14),
+        TestRun("t.py::test_c", 2, RunOutcome.CUT_OFF, seed=15),
+    )
+    report = _report(runs)
+    data = json.loads(write_json(report, tmp_path).read_text())
+    assert data["status"] == "failed" and data["exit_status"] == 1
+    assert data["totals"]["findings"] == 2 and data["totals"]["examples"] == 91
+    assert data["totals"]["busy_share"] == round(104.4 / (58.0 * 2), 4)
+    tests = {t["nodeid"]: t for t in data["tests"]}
+    (planted,) = tests["t.py::test_p"]["failures"]
+    assert planted["rounds"] == [1, 2] and planted["seed"] == 11
+    (example,) = planted["examples"]
+    assert example["minimal_example"] == failure.example
+    assert example["command"] == (
+        "python -m pytest t.py::test_p -p practice_loop.fuzz_plugin "
+        "--hypothesis-profile=nightly --fuzz-reproduce=6.155.2:AAAB"
+    )
+    (hung,) = tests["t.py::test_h"]["failures"]
+    assert hung["outcome"] == "hung" and "--fuzz-seed=13" in hung["rerun_command"]
+    assert tests["t.py::test_f"]["examples_per_second"] == 25.0
+    assert tests["t.py::test_c"]["runs"] == 0 and tests["t.py::test_c"]["cut_off"] == 1
+    markdown = write_markdown(report, tmp_path).read_text()
+    assert example["command"] in markdown and "x=100" in markdown
+    suite = ET.parse(write_junit(report, tmp_path)).getroot().find("testsuite")
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("5", "1", "1")
+    assert suite.get("skipped") == "2"  # the test cut off every time, and the lane not run
+    cases = {c.get("name"): c for c in suite.iter("testcase")}
+    assert cases["test_p"].find("failure") is not None
+    assert cases["test_h"].find("error") is not None
+    assert cases["test_f"].find("failure") is None and cases["test_f"].find("error") is None
+
+
+def test_a_report_without_findings_passes_only_with_work_done(tmp_path):
+    """Issue 7: exit 0 only when nothing failed and no fault kept the campaign from its work."""
+    passed = _report((TestRun("t.py::f", 1, RunOutcome.PASSED, 1.0, 5),))
+    assert passed.exit_status == 0
+    failed_lane = CampaignReport(
+        **{**{f: getattr(passed, f) for f in passed.__slots__},
+           "crosshair": LaneSummary(LaneStatus.COUNTEREXAMPLE, "counterexample")}
+    )  # fmt: skip
+    assert failed_lane.exit_status == 1
+
+
+def test_regression_patches_apply_and_fail(tmp_path):
+    """Issue 7: --write-regressions: an @example under the property's @given, and a
+    step-by-step test for a state machine; applied, each fails on the minimal example."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    (tmp_path / "test_sample.py").write_text(SAMPLE)
+    (tmp_path / "test_machine.py").write_text(MACHINE)
+    sample = regression_patch(
+        tmp_path, "test_sample.py",
+        [Regression("test_sample.py::test_planted", "test_planted(\n    x=100,\n)")],
+    )  # fmt: skip
+    machine = regression_patch(
+        tmp_path, "test_machine.py",
+        [Regression("test_machine.py::TestCounter::runTest",
+                    "state = Counter()\nstate.add(k=2)\nstate.add(k=5)\nstate.teardown()")],
+    )  # fmt: skip
+    assert sample.unresolved_names == () and sample.refused == ()
+    assert machine.unresolved_names == () and machine.refused == ()
+    assert "+@example(\n+    x=100,\n+)" in sample.diff
+    for patch in (sample, machine):
+        (tmp_path / "fix.patch").write_text(patch.diff)
+        applied = subprocess.run(
+            ["git", "apply", "fix.patch"], cwd=tmp_path, capture_output=True, text=True
+        )
+        assert applied.returncode == 0, applied.stderr
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+         "--hypothesis-profile=default", "test_sample.py::test_planted", "test_machine.py",
+         "-k", "planted or regression"],
+        cwd=tmp_path, env=_environment(), capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert "2 failed" in result.stdout, result.stdout
+    assert "Falsifying explicit example" in result.stdout and "below_seven" in result.stdout
+
+
+# -- whole campaigns -----------------------------------------------------------------------
+
+
+def test_a_campaign_finds_reports_and_replays_a_planted_defect(tmp_path, redis_url):
+    """Issue 7: a campaign on every worker finds the planted failure, reports a hung and a
+    crashed test as such (never as passed), runs only Hypothesis tests, stops on its own
+    near its budget, and hands out a reproduction command that fails on its own; the next
+    campaign on the same Redis database replays the failure first."""
+    (tmp_path / "test_sample.py").write_text(SAMPLE)
+    budget = 20.0
+    first = _campaign(
+        tmp_path, "--minutes", str(budget / 60), "-n", "2", "--database", redis_url,
+        "--test-timeout", "3", "--write-regressions", "test_sample.py",
+    )  # fmt: skip
+    assert first.returncode == 1, first.stderr
+    report = json.loads((tmp_path / "fuzz-report" / "fuzz-report.json").read_text())
+    assert report["status"] == "failed" and report["totals"]["cpu_seconds"] > 0
+    assert report["elapsed_seconds"] <= budget + STOP_GRACE_SECONDS + 5
+    tests = {t["nodeid"]: t for t in report["tests"]}
+    assert "test_sample.py::test_not_a_property" not in tests
+    assert {f["outcome"] for f in tests["test_sample.py::test_hangs"]["failures"]} == {"hung"}
+    assert "in test_hangs" in tests["test_sample.py::test_hangs"]["failures"][0]["stacks"]
+    assert {f["outcome"] for f in tests["test_sample.py::test_crashes"]["failures"]} == {"crashed"}
+    for nodeid in ("test_sample.py::test_hangs", "test_sample.py::test_crashes"):
+        assert "passed" not in tests[nodeid]["outcomes"]
+    assert tests["test_sample.py::test_fine"]["failures"] == []
+    assert tests["test_sample.py::test_fine"]["examples"] > 0
+    (planted,) = tests["test_sample.py::test_planted"]["failures"]
+    (example,) = planted["examples"]
+    assert example["minimal_example"] == "test_planted(\n    x=100,\n)"
+    assert example["command"] in first.stderr
+    assert (tmp_path / "fuzz-report" / "regressions" / "test_sample_py.patch").is_file()
+
+    # The reproduction fails on its own: no database, one example.
+    reproduced = subprocess.run(
+        example["command"].split(), cwd=tmp_path, env=_environment(),
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert reproduced.returncode == 1 and "x=100" in reproduced.stdout, reproduced.stdout
+
+    second = _campaign(
+        tmp_path, "--minutes", "0.15", "-n", "1", "--database", redis_url, "-k", "planted",
+        "--out", "second", "test_sample.py",
+    )  # fmt: skip
+    assert second.returncode == 1, second.stderr
+    replay = json.loads((tmp_path / "second" / "fuzz-report.json").read_text())
+    assert [t["nodeid"] for t in replay["tests"]] == ["test_sample.py::test_planted"]
+    (again,) = replay["tests"][0]["failures"]
+    assert again["found_in"] == "reuse" and again["rounds"][0] == 1
+
+
+def test_ctrl_c_keeps_the_reports_and_exits_130(tmp_path):
+    """Issue 7: Ctrl-C stops the round, writes what was done, claims nothing it did not do."""
+    (tmp_path / "test_sample.py").write_text(SAMPLE)
+    command = [sys.executable, "-m", "practice_loop", "fuzz", "--profile", "default",
+               "--crosshair-share", "0", "--minutes", "2", "-n", "1", "-k", "fine",
+               "--database", "db", "test_sample.py"]  # fmt: skip
+    campaign = subprocess.Popen(
+        command, cwd=tmp_path, env=_environment(), stderr=subprocess.PIPE, text=True
+    )
+    rounds = tmp_path / "fuzz-report" / "rounds"
+    for _ in range(600):  # until the first test has started
+        if any('"start"' in p.read_text() for p in rounds.glob("round-*/*.jsonl")):
+            break
+        time.sleep(0.1)
+    campaign.send_signal(signal.SIGINT)
+    _, stderr = campaign.communicate(timeout=60)
+    assert campaign.returncode == 130, stderr
+    report = json.loads((tmp_path / "fuzz-report" / "fuzz-report.json").read_text())
+    assert report["status"] == "interrupted"
+    assert [f["fault"] for f in report["faults"]] == ["interrupted"]
+    assert report["rounds"][-1]["ending"] == "interrupted"
