@@ -27,7 +27,16 @@ REPORT_MARKDOWN = "fuzz-report.md"
 REPORT_JUNIT = "fuzz-junit.xml"
 REGRESSIONS_DIR = "regressions"
 
-_FALSIFYING = re.compile(r"\AFalsifying (?:explicit )?example:[ \t]*\n?")
+# The heading of the note that carries a failing example. The exception's notes are the
+# public, user-visible carrier (Hypothesis's observability hooks are still internal), so every
+# wording is read: "Falsifying [explicit] example" up to 6.158; from 6.159 (the "test case"
+# terminology) "Failing test case" and "Failing explicit example".
+_FAILING_HEADING = re.compile(
+    r"\A(?:Falsifying (?:explicit )?example|Failing (?:test case|explicit example)):[ \t]*\n?"
+)
+# What a state machine's heading says instead of a call (by Hypothesis 6.170; bare up to at
+# least 6.165): its steps follow, one per note.
+_STATE_MACHINE_HEADING = "<state machine>"
 _BLOB = re.compile(r"@reproduce_failure\('(?P<version>[^']+)', b'(?P<blob>[A-Za-z0-9+/=]*)'\)")
 _HANG_MARK = "Timeout ("
 
@@ -134,19 +143,22 @@ class FailureExample:
 
 
 def failures_from_notes(notes: Iterable[object]) -> list[FailureExample]:
-    """The failing examples in one exception's ``__notes__``: each ``Falsifying example``
-    with the ``@reproduce_failure`` blob that follows it."""
+    """The failing examples in one exception's ``__notes__``: each failing example's heading
+    (``Falsifying example`` or, from Hypothesis 6.159, ``Failing test case``) with the
+    ``@reproduce_failure`` blob that follows it."""
     found: list[FailureExample] = []
     example: str | None = None
     program: list[str] | None = None  # a state machine's example arrives one step per note
     for note in notes:
         if not isinstance(note, str):
             continue
-        head = _FALSIFYING.match(note)
+        head = _FAILING_HEADING.match(note)
         if head is not None:
             if example:
                 found.append(FailureExample(example))
             example = note[head.end() :].strip()
+            if example == _STATE_MACHINE_HEADING:
+                example = ""
             program = None if example else []
             continue
         blob = _BLOB.search(note)

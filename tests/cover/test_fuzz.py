@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -309,7 +310,8 @@ def test_a_campaign_pytest_refuses_exits_2(tmp_path, profile, source, message):
 
 
 def test_failures_are_read_from_hypothesis_notes():
-    """Issue 7: the minimal example and its blob, for a property and a state machine."""
+    """Issue 7: the minimal example and its blob, for a property and a state machine, in
+    Hypothesis's wording up to 6.158 ("Falsifying example")."""
     function = failures_from_notes(
         [
             "Falsifying example: test_fn(\n    x=10,\n)",
@@ -325,6 +327,28 @@ def test_failures_are_read_from_hypothesis_notes():
     )  # fmt: skip
     assert machine == [
         FailureExample("state = M()\nstate.add(k=2)\nstate.teardown()", "6.155.2", "AABB")
+    ]
+
+
+@pytest.mark.parametrize(
+    "machine_heading", ["Failing test case:", "Failing test case: <state machine>"]
+)
+def test_failures_are_read_in_the_test_case_wording(machine_heading):
+    """Issue 7: the minimal example and its blob in Hypothesis's "test case" wording (6.159 on;
+    by 6.170 a state machine's heading says ``<state machine>``), explicit examples included."""
+    reproduce = (
+        "\nYou can reproduce this test case by temporarily adding "
+        "@reproduce_failure('6.170.17', b'AEFk') as a decorator on your test function"
+    )
+    function = failures_from_notes(["Failing test case: test_fn(\n    x=10,\n)", reproduce])
+    assert function == [FailureExample("test_fn(\n    x=10,\n)", "6.170.17", "AEFk")]
+    explicit = failures_from_notes(["Failing explicit example: test_fn(\n    x=100,\n)"])
+    assert explicit == [FailureExample("test_fn(\n    x=100,\n)")]
+    machine = failures_from_notes(
+        [machine_heading, "state = M()", "state.add(k=2)", "state.teardown()", reproduce]
+    )
+    assert machine == [
+        FailureExample("state = M()\nstate.add(k=2)\nstate.teardown()", "6.170.17", "AEFk")
     ]
 
 
@@ -464,7 +488,12 @@ def test_regression_patches_apply_and_fail(tmp_path):
         cwd=tmp_path, env=_environment(), capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert "2 failed" in result.stdout, result.stdout
-    assert "Falsifying explicit example" in result.stdout and "below_seven" in result.stdout
+    # The @example's failure shows the explicit example and its argument; Hypothesis 6.159
+    # renamed the heading "Falsifying explicit example" to "Failing explicit example".
+    explicit = re.search(
+        r"(?:Falsifying|Failing) explicit example: test_planted\(\n[E ]*x=100,", result.stdout
+    )
+    assert explicit is not None and "below_seven" in result.stdout, result.stdout
 
 
 # -- whole campaigns -----------------------------------------------------------------------
