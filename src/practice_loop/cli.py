@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 
-from . import __version__, crosshair_lane, fuzz, gate, vectors, workbench
+from . import __version__, crosshair_lane, fuzz, gate, prove_policy, vectors, workbench
 from .kernel import SealedPracticeTrace, TraceVerification, replay_divergence
 from .render import render_trace
 from .runner import RunSummary, run_file, run_lines
@@ -152,6 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
     workbench.add_subcommand(commands)
     fuzz.add_subcommand(commands)
     crosshair_lane.add_subcommands(commands)
+    prove_policy.add_subcommand(commands)
     return parser
 
 

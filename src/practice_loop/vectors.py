@@ -112,7 +112,7 @@ from .kernel import (
     verify_sealed_trace,
 )
 from .kernel.frame import MAX_FRAME_ITEMS, PROBLEM_FRAME_SCHEMA_VERSION, UNARY_DELTA_ORGAN
-from .kernel.gate import GATE_INPUT_SCHEMA_VERSION, gate_input_digest
+from .kernel.gate import GATE_INPUT_SCHEMA_VERSION, SEARCH_GATE_V1, gate_input_digest
 from .kernel.identity import (
     MAX_DEPTH,
     MAX_DOCUMENT_BYTES,
@@ -488,6 +488,7 @@ def _derived_records(ctx: _Context) -> Iterator[tuple[str, str, Record]]:
     du, ri, pr = ctx[DU], ctx[RI], ctx[PR]
     yield "Derived", f"{DU} candidate_operator_input(attempt_index=0)", du.operator_input()
     yield "KernelConstant", "COMPUTE_BUDGET_V1", COMPUTE_BUDGET_V1
+    yield "KernelConstant", "SEARCH_GATE_V1", SEARCH_GATE_V1
     yield "KernelConstant", "CANDIDATE_OPERATOR_SET", CANDIDATE_OPERATOR_SET
     yield "KernelConstant", "EMPTY_OPERATOR_SET", EMPTY_OPERATOR_SET
     yield "KernelConstant", "MISSING_ROLE_CANDIDATE_POLICY", MISSING_ROLE_CANDIDATE_POLICY
@@ -931,6 +932,20 @@ _sealed_recipe(
     "Genuine",
     "gate.decide_search_gate",
     lambda c: _gate_of(_empty_frame()),
+)
+_sealed_recipe(
+    _G,
+    "gate-policy-unsupported",
+    "decide_search_gate: direction_unbound's genuine context under v1's tables renamed"
+    " search_gate.v2, a version the kernel has not registered",
+    "Genuine",
+    "gate.decide_search_gate",
+    lambda c: decide_search_gate(
+        c[DU].assessment,
+        c[DU].trace.residuals,
+        dataclasses.replace(SEARCH_GATE_V1, version="search_gate.v2"),
+    ),
+    DU,
 )
 
 # compute_budget.v1 (ADR-0227 §8).

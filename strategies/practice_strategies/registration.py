@@ -9,8 +9,9 @@ clean and binds to the records around it. Nothing here builds a record field by 
   ``build_chain`` under each run configuration the kernel authorizes (``RUN_CONFIGURATIONS``).
 * Run, operator, replay and answer records come from ``practice_case`` (the loop) or from
   ``open_search_run`` / ``record_attempts`` over a valid chain.
-* The static tables (``COMPUTE_BUDGET_V1``, ``MISSING_ROLE_CANDIDATE_POLICY``, the two operator
-  sets) are the only values of their types any stage accepts, so those types draw from them.
+* The static tables (``COMPUTE_BUDGET_V1``, ``SEARCH_GATE_V1``,
+  ``MISSING_ROLE_CANDIDATE_POLICY``, the two operator sets) are the only values of their types
+  any stage accepts, so those types draw from them.
 * Refusal records a valid case never produces (``ReplayRefusal``, ``StageRefusal``) are the
   stage's own answer to individually valid records bound to the wrong case, or to a record
   altered with ``tampering.tampered``.
@@ -43,6 +44,7 @@ from practice_loop.kernel import (
     GEOMETRIC_SEARCH_RUN_V2_POLICY_VERSION,
     MAX_SAFE_INT,
     MISSING_ROLE_CANDIDATE_POLICY,
+    SEARCH_GATE_V1,
     AnswerRefusal,
     AssessmentStatus,
     Blocker,
@@ -61,8 +63,10 @@ from practice_loop.kernel import (
     ComputeBudgetPolicy,
     ContractAssessment,
     ContractResidual,
+    EligibleReasonRow,
     FrameHazard,
     GateReason,
+    GateReasonStatus,
     GeometricSearchInput,
     GeometricSearchRun,
     GroundedUnaryDeltaCue,
@@ -83,6 +87,7 @@ from practice_loop.kernel import (
     RoleBindingDelta,
     SealedPracticeTrace,
     SearchGateDecision,
+    SearchGatePolicy,
     SearchRunRefusal,
     SourceSpan,
     StageRefusal,
@@ -574,6 +579,11 @@ _SOURCES: dict[type, Callable[[], Sources]] = {
         for reason in _ELIGIBLE_REASONS
     },
     ComputeBudgetPolicy: _one("COMPUTE_BUDGET_V1", st.just(COMPUTE_BUDGET_V1)),
+    SearchGatePolicy: _one("SEARCH_GATE_V1", st.just(SEARCH_GATE_V1)),
+    GateReasonStatus: _one("SEARCH_GATE_V1 rows", st.sampled_from(SEARCH_GATE_V1.reason_statuses)),
+    EligibleReasonRow: _one(
+        "SEARCH_GATE_V1 rows", st.sampled_from(SEARCH_GATE_V1.eligible_reasons)
+    ),
     # search run
     GeometricSearchInput: lambda: {
         f"{_label(configuration)} chains()": configured_chains(*configuration).map(

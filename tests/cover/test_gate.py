@@ -88,6 +88,11 @@ def _assert_sealed(decision: Any) -> None:
 # ADR-0226 §7B as refined by ARCHITECTURE "Gate policy search_gate.v1": rule order, code, status.
 RULES: list[tuple[GateReason, str, SearchGateStatus]] = [
     (
+        GateReason.POLICY_UNSUPPORTED,
+        "gate_unassessable_policy_unsupported",
+        SearchGateStatus.UNASSESSABLE,
+    ),
+    (
         GateReason.ASSESSMENT_MALFORMED,
         "gate_unassessable_assessment_malformed",
         SearchGateStatus.UNASSESSABLE,

@@ -60,8 +60,12 @@ EXPECTED_KERNEL_EXPORTS = {
     "project_residuals",
     # gate
     "SEARCH_GATE_POLICY_VERSION",
+    "SEARCH_GATE_V1",
+    "EligibleReasonRow",
     "GateReason",
+    "GateReasonStatus",
     "SearchGateDecision",
+    "SearchGatePolicy",
     "SearchGateStatus",
     "decide_search_gate",
     # budget

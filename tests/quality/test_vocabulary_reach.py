@@ -69,16 +69,18 @@ from practice_strategies import registration
 
 # docs/adr/0002 rules 1-3 and 5: a malformed assessment or residual tuple, a tuple that is not
 # the assessment's projection, or a refused assessment without blockers, which ``assess`` never
-# emits (docs/adr/0005: runnable exactly when there is no blocker).
+# emits (docs/adr/0005: runnable exactly when there is no blocker). Rule 0 ("Policy as a
+# value"): every chain is decided under the registered ``search_gate.v1``.
 UNREACHABLE_GATE_REASONS = frozenset(
     {
+        GateReason.POLICY_UNSUPPORTED,
         GateReason.ASSESSMENT_MALFORMED,
         GateReason.RESIDUALS_MALFORMED,
         GateReason.RESIDUAL_CONTEXT_MISMATCH,
         GateReason.NO_RESIDUAL,
     }
 )
-# Only the four reasons above carry it (``gate.GATE_STATUS_BY_REASON``).
+# Only the five reasons above carry it (``gate.GATE_STATUS_BY_REASON``).
 UNREACHABLE_GATE_STATUSES = frozenset({SearchGateStatus.UNASSESSABLE})
 
 # ADR-0227 §8 and docs/adr/0005: ``compute_budget.v1`` has no zero row, so BUDGET_ZERO is not

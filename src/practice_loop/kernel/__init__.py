@@ -51,8 +51,12 @@ from .frame import (
 )
 from .gate import (
     SEARCH_GATE_POLICY_VERSION,
+    SEARCH_GATE_V1,
+    EligibleReasonRow,
     GateReason,
+    GateReasonStatus,
     SearchGateDecision,
+    SearchGatePolicy,
     SearchGateStatus,
     decide_search_gate,
 )
@@ -185,8 +189,12 @@ __all__ = [
     "project_residuals",
     # gate
     "SEARCH_GATE_POLICY_VERSION",
+    "SEARCH_GATE_V1",
+    "EligibleReasonRow",
     "GateReason",
+    "GateReasonStatus",
     "SearchGateDecision",
+    "SearchGatePolicy",
     "SearchGateStatus",
     "decide_search_gate",
     # budget

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+from collections.abc import Mapping
 from typing import ClassVar
 
 from .gate import SearchGateDecision, SearchGateStatus
@@ -114,7 +115,9 @@ class BudgetPolicyRow(Record):
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class ComputeBudgetPolicy(Record):
-    """A versioned budget table: the rows for eligible gate reasons, each reason once."""
+    """A versioned budget table: the rows for eligible gate reasons, each reason once. The
+    rows for a denied gate and for an unknown reason are fixed by ADR-0227 §8 (every limit
+    zero), so no table carries them. Its identity is ``policy_id``."""
 
     version: str
     rows: tuple[BudgetPolicyRow, ...]
@@ -126,6 +129,11 @@ class ComputeBudgetPolicy(Record):
         if len(reasons) != len(set(reasons)):
             return "rows", Defect.DUPLICATE_ENTRY
         return None
+
+    @property
+    def policy_id(self) -> str:
+        """The table's canonical identity: any change to the version or a row changes it."""
+        return self.content_digest()
 
     def row_for(self, gate_reason_code: str) -> BudgetPolicyRow | None:
         for row in self.rows:
@@ -333,17 +341,24 @@ def _decision(
 
 
 def decide_compute_budget(
-    gate_decision: SearchGateDecision, policy: ComputeBudgetPolicy = COMPUTE_BUDGET_V1
+    gate_decision: SearchGateDecision,
+    policy: ComputeBudgetPolicy = COMPUTE_BUDGET_V1,
+    *,
+    registered: Mapping[str, ComputeBudgetPolicy] = BUDGET_POLICIES,
 ) -> ComputeBudgetDecision:
     """Map one gate decision to one budget decision under ``policy`` (ADR-0227 §4, §8).
 
-    Always returns a decision: malformed input and unsupported policies fail closed to
+    ``policy`` is honoured only when it is the value ``registered`` holds for its version:
+    the kernel's own versions by default; a prover passes a candidate version explicitly
+    (``practice-loop prove-policy``, docs/proving-policy-versions.md). Always returns a
+    decision: malformed input and unsupported policies fail closed to
     ``BUDGET_UNASSESSABLE`` with every limit zero.
     """
     unassessable = ComputeBudgetStatus.BUDGET_UNASSESSABLE
     policy_ok = (
         inspect_record(policy, ComputeBudgetPolicy) is None
-        and BUDGET_POLICIES.get(policy.version) == policy
+        and type(registered.get(policy.version)) is ComputeBudgetPolicy
+        and registered[policy.version] == policy
     )
     if not policy_ok:
         # Read nothing from a foreign object: its attribute access could run any code.

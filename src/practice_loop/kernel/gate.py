@@ -4,6 +4,10 @@ The gate answers one question: may a bounded exploration of this residual contex
 considered? It does not search, allocate, repair or judge (ADR-0226 §7B, §8.3). It always
 answers with a decision; malformed or inconsistent input is ``UNASSESSABLE``, never an
 exception, and every non-``ELIGIBLE`` status is a denial.
+
+The rules are code; the tables they read (each reason's status, each searchable kind's
+eligible reason) are a versioned value, ``SearchGatePolicy``, honoured only when it is the
+value registered for its version (issue 8).
 """
 
 from __future__ import annotations
@@ -20,14 +24,16 @@ from .identity import (
     SourceSpan,
     code,
     digest,
-    exactly,
     inspect_record,
+    is_version,
     member_of,
+    nested,
     optional,
     sha256_digest,
     spans_check,
     text,
     tuple_of,
+    version,
 )
 from .residual import ContractResidual, ResidualKind, project_residuals
 
@@ -45,6 +51,7 @@ class SearchGateStatus(enum.Enum):
 class GateReason(enum.Enum):
     """Every reason ``search_gate.v1`` can give, listed in rule order."""
 
+    POLICY_UNSUPPORTED = "gate_unassessable_policy_unsupported"
     ASSESSMENT_MALFORMED = "gate_unassessable_assessment_malformed"
     RESIDUALS_MALFORMED = "gate_unassessable_residuals_malformed"
     RESIDUAL_CONTEXT_MISMATCH = "gate_unassessable_residual_context_mismatch"
@@ -59,8 +66,11 @@ class GateReason(enum.Enum):
     ELIGIBLE_TARGET_UNBOUND = "eligible_target_unbound"
 
 
-# The status each reason carries; a decision whose pair is not here is malformed.
+# search_gate.v1's tables, written out as docs/adr/0002 gives them; ``SEARCH_GATE_V1`` is built
+# from them and the decision reads the policy value, never these. First, the status each
+# reason carries, in rule order.
 GATE_STATUS_BY_REASON: dict[GateReason, SearchGateStatus] = {
+    GateReason.POLICY_UNSUPPORTED: SearchGateStatus.UNASSESSABLE,
     GateReason.ASSESSMENT_MALFORMED: SearchGateStatus.UNASSESSABLE,
     GateReason.RESIDUALS_MALFORMED: SearchGateStatus.UNASSESSABLE,
     GateReason.RESIDUAL_CONTEXT_MISMATCH: SearchGateStatus.UNASSESSABLE,
@@ -77,13 +87,150 @@ GATE_STATUS_BY_REASON: dict[GateReason, SearchGateStatus] = {
 
 _REASON_BY_VALUE = {reason.value: reason for reason in GateReason}
 
-# search_gate.v1: the reason a single residual of each searchable kind is given.
+# Then the reason a single residual of each searchable kind is given.
 ELIGIBLE_REASON_BY_KIND: dict[ResidualKind, GateReason] = {
     ResidualKind.MISSING_ROLE: GateReason.ELIGIBLE_MISSING_ROLE,
     ResidualKind.MISSING_RELATION: GateReason.ELIGIBLE_MISSING_RELATION,
     ResidualKind.MISSING_PROPOSAL: GateReason.ELIGIBLE_MISSING_PROPOSAL,
     ResidualKind.TARGET_UNBOUND: GateReason.ELIGIBLE_TARGET_UNBOUND,
 }
+
+# The reasons that answer for input the gate could not assess: ADR-0227 §4-§5 and
+# docs/adr/0002 make UNASSESSABLE the fail-closed answer, so no policy may give them another.
+FAIL_CLOSED_REASONS = frozenset(
+    {
+        GateReason.POLICY_UNSUPPORTED,
+        GateReason.ASSESSMENT_MALFORMED,
+        GateReason.RESIDUALS_MALFORMED,
+        GateReason.RESIDUAL_CONTEXT_MISMATCH,
+        GateReason.NO_RESIDUAL,
+    }
+)
+SEARCHABLE_KINDS = tuple(kind for kind in ResidualKind if kind is not ResidualKind.UNCLASSIFIED)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class GateReasonStatus(Record):
+    """One row of a gate policy's status table: a reason and the status it carries."""
+
+    reason: GateReason
+    status: SearchGateStatus
+
+    SCHEMA: ClassVar = (
+        ("reason", member_of(GateReason)),
+        ("status", member_of(SearchGateStatus)),
+    )
+
+    def _cross_check(self) -> tuple[str, Defect] | None:
+        # ADR-0226 §7B, docs/adr/0002 rule 9: a reason is eligible exactly when its code
+        # says so, so that the budget's rows (ADR-0227 §8) key on the code alone.
+        eligible = self.status is SearchGateStatus.ELIGIBLE
+        if self.reason.value.startswith("eligible_") != eligible:
+            return "status", Defect.INCONSISTENT_FIELDS
+        # ADR-0227 §4-§5: what could not be assessed is UNASSESSABLE, under every policy.
+        if self.reason in FAIL_CLOSED_REASONS and self.status is not SearchGateStatus.UNASSESSABLE:
+            return "status", Defect.INCONSISTENT_FIELDS
+        return None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class EligibleReasonRow(Record):
+    """One row of a gate policy's kind table: a searchable residual kind and its reason."""
+
+    kind: ResidualKind
+    reason: GateReason
+
+    SCHEMA: ClassVar = (
+        ("kind", member_of(ResidualKind)),
+        ("reason", member_of(GateReason)),
+    )
+
+    def _cross_check(self) -> tuple[str, Defect] | None:
+        # docs/adr/0001: an unclassified residual is never searchable.
+        if self.kind is ResidualKind.UNCLASSIFIED:
+            return "kind", Defect.INCONSISTENT_FIELDS
+        # ADR-0227 §4, §8 name the eligible reason after the kind, and ADR-0231 §7.3.7 admits
+        # an operator by that name: a reason naming another kind would misdirect both.
+        if self.reason.value != f"eligible_{self.kind.value}":
+            return "reason", Defect.INCONSISTENT_FIELDS
+        return None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SearchGatePolicy(Record):
+    """A versioned gate policy: every ``GateReason`` once, in rule order, with its status,
+    and every searchable ``ResidualKind`` once, in enum order, with its eligible reason.
+    Its identity is ``policy_id``."""
+
+    version: str
+    reason_statuses: tuple[GateReasonStatus, ...]
+    eligible_reasons: tuple[EligibleReasonRow, ...]
+
+    SCHEMA: ClassVar = (
+        ("version", version),
+        ("reason_statuses", tuple_of(nested(GateReasonStatus))),
+        ("eligible_reasons", tuple_of(nested(EligibleReasonRow))),
+    )
+
+    def _cross_check(self) -> tuple[str, Defect] | None:
+        # One fixed order per table, so that equal tables have one canonical form and one id.
+        reasons = [row.reason for row in self.reason_statuses]
+        if len(reasons) != len(set(reasons)):
+            return "reason_statuses", Defect.DUPLICATE_ENTRY
+        if reasons != list(GateReason):  # docs/adr/0002: every reason has a status
+            return "reason_statuses", Defect.INCONSISTENT_FIELDS
+        kinds = [row.kind for row in self.eligible_reasons]
+        if len(kinds) != len(set(kinds)):
+            return "eligible_reasons", Defect.DUPLICATE_ENTRY
+        if kinds != list(SEARCHABLE_KINDS):  # docs/adr/0002 rule 9: every searchable kind
+            return "eligible_reasons", Defect.INCONSISTENT_FIELDS
+        return None
+
+    @property
+    def policy_id(self) -> str:
+        """The policy's canonical identity: any change to the version or a row changes it."""
+        return self.content_digest()
+
+    def status_for(self, reason: GateReason) -> SearchGateStatus:
+        for row in self.reason_statuses:
+            if row.reason is reason:
+                return row.status
+        raise KeyError(reason)  # unreachable for a validated policy: every reason has a row
+
+    def eligible_reason_for(self, kind: ResidualKind) -> GateReason:
+        for row in self.eligible_reasons:
+            if row.kind is kind:
+                return row.reason
+        raise KeyError(kind)  # unreachable for a validated policy and a searchable kind
+
+
+SEARCH_GATE_V1 = SearchGatePolicy(
+    SEARCH_GATE_POLICY_VERSION,
+    tuple(GateReasonStatus(reason, status) for reason, status in GATE_STATUS_BY_REASON.items()),
+    tuple(EligibleReasonRow(kind, reason) for kind, reason in ELIGIBLE_REASON_BY_KIND.items()),
+)
+
+# The versions this kernel knows; a policy is honoured only when it is the registered value,
+# and a decision validates only under a registered version.
+GATE_POLICIES: dict[str, SearchGatePolicy] = {SEARCH_GATE_POLICY_VERSION: SEARCH_GATE_V1}
+
+
+def registered_gate_policy(policy: object) -> bool:
+    """``policy`` is a well-formed ``SearchGatePolicy`` equal to the value registered for its
+    version. Reads nothing from any other object: its attribute access could run any code."""
+    if inspect_record(policy, SearchGatePolicy) is not None:
+        return False
+    registered = GATE_POLICIES.get(policy.version)  # type: ignore[attr-defined]
+    return type(registered) is SearchGatePolicy and (registered is policy or registered == policy)
+
+
+def _registered_version(value: object) -> Defect | None:
+    """A gate policy version this kernel has registered (the defects of ``exactly``)."""
+    if type(value) is not str:
+        return Defect.WRONG_TYPE
+    if type(GATE_POLICIES.get(value)) is SearchGatePolicy:
+        return None
+    return Defect.VERSION_UNSUPPORTED if is_version(value) else Defect.VERSION_MALFORMED
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -110,7 +257,7 @@ class SearchGateDecision(Record):
     ID_FIELD: ClassVar = "decision_id"
     SCHEMA: ClassVar = (
         ("decision_id", digest),
-        ("policy_version", exactly(SEARCH_GATE_POLICY_VERSION)),
+        ("policy_version", _registered_version),
         ("input_digest", digest),
         ("status", member_of(SearchGateStatus)),
         ("reason_code", code),
@@ -124,9 +271,11 @@ class SearchGateDecision(Record):
 
     def _cross_check(self) -> tuple[str, Defect] | None:
         # A well-formed reason this policy does not know stays representable: ADR-0227 §8
-        # gives it a row of its own (BUDGET_UNASSESSABLE). A known reason fixes the status.
+        # gives it a row of its own (BUDGET_UNASSESSABLE). A known reason fixes the status,
+        # as the registered policy of the decision's version gives it.
         known = _REASON_BY_VALUE.get(self.reason_code)
-        if known is not None and GATE_STATUS_BY_REASON[known] is not self.status:
+        policy = GATE_POLICIES[self.policy_version]
+        if known is not None and policy.status_for(known) is not self.status:
             return "status", Defect.INCONSISTENT_FIELDS
         # The three assessment-derived fields are present together or absent together.
         derived = (self.problem_frame_digest, self.contract_assessment_id, self.candidate_organ)
@@ -177,24 +326,24 @@ def _residuals_defect(residuals: object) -> RecordDefect | None:
     return None
 
 
-def search_gate_reason(
+def gate_reason_under(
+    policy: SearchGatePolicy,
     assessment_ok: bool,
     residuals_ok: bool,
     runnable: bool,
     projected: bool,
     residuals: tuple[tuple[ResidualKind, bool], ...],
 ) -> GateReason:
-    """search_gate.v1's rules, first match wins (docs/adr/0002), over what the context shows:
+    """The gate's rules, first match wins (docs/adr/0002), over what the context shows:
     whether the assessment and the residuals validated, whether the assessment is runnable,
     whether the residuals are exactly its projection (read only for a valid refused
     assessment with valid residuals), and each residual as its kind and whether it carries
-    evidence. Pure and free of hashing, so CrossHair checks it symbolically
-    (docs/contracts.md).
+    evidence. The eligible reason is read from ``policy``, a validated policy.
 
-    post: _allows(__return__) == _admit(assessment_ok, residuals_ok, runnable, projected, residuals)
-    post: not _allows(__return__) or __return__ is ELIGIBLE_REASON_BY_KIND[residuals[0][0]]
-    post: assessment_ok or __return__ is GateReason.ASSESSMENT_MALFORMED
-    post: not assessment_ok or residuals_ok or __return__ is GateReason.RESIDUALS_MALFORMED
+    Its contract is ``search_gate_reason``'s under every valid policy, since each names the
+    eligible reason after the kind: CrossHair checks it on ``search_gate.v1`` because it
+    cannot build a valid policy symbolically (with a policy argument it reaches no eligible
+    path at all); tests/cover/test_gate_policy.py samples it on generated policies.
     """
     if not assessment_ok:
         return GateReason.ASSESSMENT_MALFORMED
@@ -215,7 +364,27 @@ def search_gate_reason(
     kind, has_evidence = residuals[0]
     if not has_evidence:
         return GateReason.RESIDUAL_WITHOUT_EVIDENCE
-    return ELIGIBLE_REASON_BY_KIND[kind]
+    return policy.eligible_reason_for(kind)
+
+
+def search_gate_reason(
+    assessment_ok: bool,
+    residuals_ok: bool,
+    runnable: bool,
+    projected: bool,
+    residuals: tuple[tuple[ResidualKind, bool], ...],
+) -> GateReason:
+    """``gate_reason_under`` the ``search_gate.v1`` policy. Pure and free of hashing, so
+    CrossHair checks it symbolically (docs/contracts.md).
+
+    post: _allows(__return__) == _admit(assessment_ok, residuals_ok, runnable, projected, residuals)
+    post: not _allows(__return__) or __return__ is ELIGIBLE_REASON_BY_KIND[residuals[0][0]]
+    post: assessment_ok or __return__ is GateReason.ASSESSMENT_MALFORMED
+    post: not assessment_ok or residuals_ok or __return__ is GateReason.RESIDUALS_MALFORMED
+    """
+    return gate_reason_under(
+        SEARCH_GATE_V1, assessment_ok, residuals_ok, runnable, projected, residuals
+    )
 
 
 def _allows(reason: GateReason) -> bool:
@@ -247,31 +416,47 @@ def _is_projection(assessment: ContractAssessment, residuals: tuple[ContractResi
 
 
 def decide_search_gate(
-    assessment: ContractAssessment, residuals: tuple[ContractResidual, ...]
+    assessment: ContractAssessment,
+    residuals: tuple[ContractResidual, ...],
+    policy: SearchGatePolicy = SEARCH_GATE_V1,
 ) -> SearchGateDecision:
-    """Decide eligibility for one complete residual context under ``search_gate.v1``."""
+    """Decide eligibility for one complete residual context under ``policy``.
+
+    A policy that is not the registered value for its version decides nothing: the answer
+    is ``gate_unassessable_policy_unsupported`` under the kernel's current version, whose
+    table gives that reason its fail-closed status (docs/adr/0002, "Policy as a value").
+    """
     assessment_defect = inspect_record(assessment, ContractAssessment)
     valid_assessment = assessment if assessment_defect is None else None
     residuals_defect = _residuals_defect(residuals)
     valid_residuals: tuple[ContractResidual, ...] = residuals if residuals_defect is None else ()  # type: ignore[assignment]
     found = assessment_defect if assessment_defect is not None else residuals_defect
-    runnable = valid_assessment is not None and valid_assessment.status is AssessmentStatus.RUNNABLE
-    # The projection is computed (and hashed) only where the policy reads it.
-    reason = search_gate_reason(
-        assessment_ok=assessment_defect is None,
-        residuals_ok=residuals_defect is None,
-        runnable=runnable,
-        projected=found is None and not runnable and _is_projection(assessment, valid_residuals),
-        residuals=tuple((r.kind, bool(r.evidence_spans)) for r in valid_residuals),
-    )
-    detail = found.describe() if found is not None else ""
+    if registered_gate_policy(policy):
+        runnable = (
+            valid_assessment is not None and valid_assessment.status is AssessmentStatus.RUNNABLE
+        )
+        # The projection is computed (and hashed) only where the policy reads it.
+        projected = found is None and not runnable and _is_projection(assessment, valid_residuals)
+        reason = gate_reason_under(
+            policy,
+            assessment_ok=assessment_defect is None,
+            residuals_ok=residuals_defect is None,
+            runnable=runnable,
+            projected=projected,
+            residuals=tuple((r.kind, bool(r.evidence_spans)) for r in valid_residuals),
+        )
+        decided_under = policy
+        detail = found.describe() if found is not None else ""
+    else:
+        reason, decided_under = GateReason.POLICY_UNSUPPORTED, SEARCH_GATE_V1
+        detail = f"not the registered gate policy {_shown_version(policy)}".rstrip()
     residual_ids = tuple(residual.residual_id for residual in valid_residuals)
-    status = GATE_STATUS_BY_REASON[reason]
+    status = decided_under.status_for(reason)
     explanation = f"{status.value}: {reason.value}" + (f" ({detail})" if detail else "")
     frame_digest = valid_assessment.problem_frame_digest if valid_assessment else None
     assessment_id = valid_assessment.assessment_id if valid_assessment else None
     return SearchGateDecision.sealed(
-        policy_version=SEARCH_GATE_POLICY_VERSION,
+        policy_version=decided_under.version,
         input_digest=gate_input_digest(frame_digest, assessment_id, residual_ids),
         status=status,
         reason_code=reason.value,
@@ -282,3 +467,12 @@ def decide_search_gate(
         evidence_spans=tuple(span for r in valid_residuals for span in r.evidence_spans),
         explanation=explanation,
     )
+
+
+def _shown_version(policy: object) -> str:
+    """The version an unregistered policy claims, when it is a well-formed version of a
+    ``SearchGatePolicy``; nothing is read from any other object."""
+    if type(policy) is not SearchGatePolicy:
+        return ""
+    claimed = getattr(policy, "version", "")
+    return claimed if type(claimed) is str and version(claimed) is None else ""

@@ -1,0 +1,384 @@
+"""Proving policy versions (issue 8; ADR-0227 §6, §8; ADR-0231 §10): the policy-file loader
+refuses each malformed file with its exact reason and key, every registered version keeps
+every invariant, each invariant can fail, and every example in docs/examples gets exactly
+the outcome docs/examples/expected.json gives it."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from practice_loop import cli
+from practice_loop.kernel import (
+    COMPUTE_BUDGET_V1,
+    ComputeBudgetStatus,
+    SearchGateStatus,
+    decide_compute_budget,
+)
+from practice_loop.kernel.budget import BUDGET_POLICIES, BudgetReason
+from practice_loop.policy_file import (
+    ANY_OTHER_REASON,
+    MAX_POLICY_FILE_BYTES,
+    POLICY_FILE_FORMAT,
+    VERSION_IN_FORCE,
+    BudgetTable,
+    PolicyFileError,
+    PolicyFileReason,
+    kernel_policy,
+    parse_budget_table,
+    required_row_keys,
+    table_of,
+)
+from practice_loop.prove_policy import (
+    INVARIANTS,
+    InvariantStatus,
+    _gates,
+    check_invariants,
+    prove,
+    table_differences,
+)
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
+FEW = 30  # generated gates per property: enough to reach every frame-reachable reason
+
+
+def _document(
+    table: BudgetTable = VERSION_IN_FORCE, version: str = "compute_budget.v2"
+) -> dict[str, Any]:
+    return {
+        "format": POLICY_FILE_FORMAT,
+        "policy": "compute_budget",
+        "version": version,
+        "rows": [
+            {
+                "gate_status": row.gate_status.value,
+                "gate_reason_code": row.gate_reason_code,
+                "status": row.status.value,
+                "reason_code": row.reason_code,
+                "max_candidates": row.limits[0],
+                "max_depth": row.limits[1],
+                "max_steps": row.limits[2],
+                "max_parallelism": row.limits[3],
+            }
+            for row in table.rows
+        ],
+    }
+
+
+def _bytes(document: object) -> bytes:
+    return json.dumps(document).encode("utf-8")
+
+
+def _refusal(raw: bytes) -> PolicyFileError:
+    with pytest.raises(PolicyFileError) as caught:
+        parse_budget_table(raw, "test")
+    return caught.value
+
+
+def _changed(path: str, value: object, document: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The v2 document with ``rows[i].key`` (or a top key) set to ``value``."""
+    document = document or _document()
+    if path.startswith("rows["):
+        index, key = path[5:].split("].")
+        document["rows"][int(index)][key] = value
+    else:
+        document[path] = value
+    return document
+
+
+def test_the_v2_document_of_the_v1_rows_loads():
+    """The loader reads back exactly the table it was written from (issue 8)."""
+    table = parse_budget_table(_bytes(_document()), "test")
+    assert table.rows == VERSION_IN_FORCE.rows and table.version == "compute_budget.v2"
+
+
+def _without(key: str) -> dict[str, Any]:
+    document = _document()
+    del document[key]
+    return document
+
+
+def _without_row_key(key: str) -> dict[str, Any]:
+    document = _document()
+    del document["rows"][3][key]
+    return document
+
+
+def _without_row(index: int) -> dict[str, Any]:
+    document = _document()
+    del document["rows"][index]
+    return document
+
+
+def _with_duplicate_row() -> dict[str, Any]:
+    document = _document()
+    document["rows"].append(dict(document["rows"][3]))
+    return document
+
+
+# (case, the bytes, the exact reason, where it is reported)
+REFUSALS = [
+    ("not utf-8", b'{"format": "\xff"}', PolicyFileReason.NOT_UTF8, "byte 12"),
+    ("not json", b'{\n  "format": ,\n}', PolicyFileReason.NOT_JSON, "line 2 column 13"),
+    ("duplicate key", b'{"format": 1, "format": 2}', PolicyFileReason.DUPLICATE_KEY, "format"),
+    ("top not an object", b"[]", PolicyFileReason.WRONG_TYPE, "$"),
+    ("unknown top key", _bytes({**_document(), "scale": 2}), PolicyFileReason.UNKNOWN_KEY, "scale"),
+    ("missing version", _bytes(_without("version")), PolicyFileReason.MISSING_KEY, "version"),
+    ("format", _bytes(_changed("format", "v0")), PolicyFileReason.FORMAT_UNSUPPORTED, "format"),
+    (
+        "gate policy files",
+        _bytes(_changed("policy", "search_gate")),
+        PolicyFileReason.POLICY_KIND_UNSUPPORTED,
+        "policy",
+    ),
+    (
+        "version shape",
+        _bytes(_changed("version", "budget.v2")),
+        PolicyFileReason.VERSION_MALFORMED,
+        "version",
+    ),
+    ("rows not a list", _bytes(_changed("rows", {})), PolicyFileReason.WRONG_TYPE, "rows"),
+    (
+        "unknown row key",
+        _bytes(_changed("rows[3].scale_with", "failures")),
+        PolicyFileReason.UNKNOWN_KEY,
+        "rows[3].scale_with",
+    ),
+    (
+        "missing row key",
+        _bytes(_without_row_key("max_steps")),
+        PolicyFileReason.MISSING_KEY,
+        "rows[3].max_steps",
+    ),
+    (
+        "gate status",
+        _bytes(_changed("rows[0].gate_status", "MAYBE")),
+        PolicyFileReason.UNKNOWN_GATE_STATUS,
+        "rows[0].gate_status",
+    ),
+    (
+        "gate reason",
+        _bytes(_changed("rows[3].gate_reason_code", "eligible_anything")),
+        PolicyFileReason.UNKNOWN_GATE_REASON,
+        "rows[3].gate_reason_code",
+    ),
+    (
+        "a denied status names an eligible reason",
+        _bytes(_changed("rows[0].gate_reason_code", "eligible_missing_role")),
+        PolicyFileReason.UNKNOWN_GATE_REASON,
+        "rows[0].gate_reason_code",
+    ),
+    (
+        "budget status",
+        _bytes(_changed("rows[3].status", "BUDGET_PLENTY")),
+        PolicyFileReason.UNKNOWN_STATUS,
+        "rows[3].status",
+    ),
+    (
+        "reason code",
+        _bytes(_changed("rows[3].reason_code", "Allowed!")),
+        PolicyFileReason.REASON_CODE_MALFORMED,
+        "rows[3].reason_code",
+    ),
+    (
+        "negative limit",
+        _bytes(_changed("rows[3].max_depth", -1)),
+        PolicyFileReason.NEGATIVE_LIMIT,
+        "rows[3].max_depth",
+    ),
+    (
+        "bool limit",
+        _bytes(_changed("rows[3].max_depth", True)),
+        PolicyFileReason.WRONG_TYPE,
+        "rows[3].max_depth",
+    ),
+    (
+        "formula limit",
+        _bytes(_changed("rows[3].max_candidates", "5 * failures")),
+        PolicyFileReason.WRONG_TYPE,
+        "rows[3].max_candidates",
+    ),
+    (
+        "huge limit",
+        _bytes(_changed("rows[3].max_steps", 2**60)),
+        PolicyFileReason.LIMIT_OUT_OF_RANGE,
+        "rows[3].max_steps",
+    ),
+    ("duplicate row", _bytes(_with_duplicate_row()), PolicyFileReason.DUPLICATE_ROW, "rows[8]"),
+    ("missing row", _bytes(_without_row(4)), PolicyFileReason.MISSING_ROW, "rows"),
+    ("too large", b" " * (MAX_POLICY_FILE_BYTES + 1), PolicyFileReason.TOO_LARGE, "$"),
+]
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason", "where"), [case[1:] for case in REFUSALS], ids=[case[0] for case in REFUSALS]
+)
+def test_a_malformed_policy_file_is_refused_with_its_reason_and_key(raw, reason, where):
+    """Issue 8: unknown keys, missing rows, negative limits, unknown reason codes or
+    statuses are refused, naming the line or key; ADR-0227 §8 for the table's cells."""
+    refusal = _refusal(raw)
+    assert (refusal.reason, refusal.where) == (reason, where)
+    assert where in str(refusal)
+
+
+def test_every_cell_of_the_adr_table_is_required():
+    """ADR-0227 §8: a row per denied status, per eligible reason, and for any other reason."""
+    keys = required_row_keys()
+    assert len(keys) == len(set(keys)) == 8
+    assert {row.key for row in VERSION_IN_FORCE.rows} == set(keys)
+    assert (SearchGateStatus.ELIGIBLE, ANY_OTHER_REASON) in keys
+
+
+@pytest.mark.parametrize("version", sorted(BUDGET_POLICIES))
+def test_every_registered_version_keeps_every_invariant(version):
+    """Issue 8: the invariant suite holds for every registered version."""
+    results = check_invariants(table_of(BUDGET_POLICIES[version]), FEW)
+    assert [(r.name, r.status) for r in results] == [
+        (invariant.name, InvariantStatus.HELD) for invariant in INVARIANTS
+    ]
+
+
+def test_the_generated_gates_reach_every_frame_reachable_status():
+    """The property invariants see denied and eligible gates alike (ADR-0227 §8)."""
+    assert {gate.status for gate in _gates(FEW)} == set(SearchGateStatus) - {
+        SearchGateStatus.UNASSESSABLE
+    }
+
+
+def _row_changed(table: BudgetTable, index: int, **changes: Any) -> BudgetTable:
+    rows = list(table.rows)
+    rows[index] = dataclasses.replace(rows[index], **changes)
+    return dataclasses.replace(table, version="compute_budget.v2", rows=tuple(rows))
+
+
+# Each table invariant, and a one-cell change that breaks it (rows in VERSION_IN_FORCE order:
+# the three denied statuses, the four eligible reasons, any other reason).
+BREAKS = [
+    ("denied_gate_blocked", 1, {"limits": (0, 0, 1, 0)}),
+    ("unknown_reason_unassessable", 7, {"status": ComputeBudgetStatus.BUDGET_ZERO}),
+    ("eligible_rows_allowed_or_zero", 3, {"limits": (0, 2, 10, 1)}),
+    ("serial_only", 3, {"limits": (5, 2, 10, 2)}),
+    ("reason_codes_match_status", 3, {"reason_code": "budget_zero_missing_role"}),
+    ("kernel_accepts_table", 4, {"status": ComputeBudgetStatus.BUDGET_BLOCKED}),
+    ("run_admits_exactly_allowed", 4, {"limits": (0, 2, 10, 1)}),
+]
+
+
+@pytest.mark.parametrize(("name", "index", "changes"), BREAKS, ids=[b[0] for b in BREAKS])
+def test_each_table_invariant_fails_on_a_table_that_breaks_it(name, index, changes):
+    """A check that cannot fail proves nothing: each table invariant names its breach."""
+    results = {
+        r.name: r for r in check_invariants(_row_changed(VERSION_IN_FORCE, index, **changes), FEW)
+    }
+    assert results[name].status is InvariantStatus.BROKEN
+    assert results[name].violations
+
+
+def test_a_changed_table_under_a_registered_version_is_refused():
+    """ADR-0227 §6, ADR-0231 §10: a changed table needs a version of its own."""
+    table = dataclasses.replace(
+        _row_changed(VERSION_IN_FORCE, 5, limits=(5, 2, 10, 1)), version="compute_budget.v1"
+    )
+    results = {r.name: r for r in check_invariants(table, FEW)}
+    assert results["changed_table_new_version"].status is InvariantStatus.BROKEN
+    assert results["identities_follow_version"].status is InvariantStatus.BROKEN
+
+
+def test_the_kernel_honours_a_candidate_only_where_it_is_registered():
+    """ADR-0227 §8 fail-closed: an unregistered table is BUDGET_UNASSESSABLE with nothing;
+    the same table passed as registered is decided by its rows."""
+    candidate = kernel_policy(_row_changed(VERSION_IN_FORCE, 5, limits=(5, 2, 10, 1)))
+    assert not isinstance(candidate, Exception)
+    gate = next(g for g in _gates(FEW) if g.reason_code == "eligible_missing_proposal")
+    refused = decide_compute_budget(gate, candidate)
+    assert refused.status is ComputeBudgetStatus.BUDGET_UNASSESSABLE
+    assert refused.reason_code == BudgetReason.POLICY_UNSUPPORTED.value
+    assert refused.max_candidates == refused.max_steps == 0
+    honoured = decide_compute_budget(gate, candidate, registered={candidate.version: candidate})
+    assert (honoured.max_candidates, honoured.max_depth, honoured.max_steps) == (5, 2, 10)
+    assert honoured.policy_version == "compute_budget.v2"
+    assert honoured.budget_id != decide_compute_budget(gate).budget_id
+
+
+def test_policy_id_changes_with_any_cell_and_the_version():
+    """ADR-0231 §10: the table's identity is its content."""
+    base = kernel_policy(dataclasses.replace(VERSION_IN_FORCE, version="compute_budget.v2"))
+    assert not isinstance(base, Exception) and base.policy_id != COMPUTE_BUDGET_V1.policy_id
+    assert kernel_policy(VERSION_IN_FORCE) == COMPUTE_BUDGET_V1
+    for index in range(3, 7):
+        changed = kernel_policy(_row_changed(VERSION_IN_FORCE, index, limits=(1, 1, 1, 1)))
+        assert not isinstance(changed, Exception)
+        assert changed.policy_id != base.policy_id
+
+
+def test_differences_are_listed_row_by_row():
+    """Issue 8: the decision differences from the version in force, over the finite table."""
+    table = _row_changed(VERSION_IN_FORCE, 5, limits=(5, 2, 10, 1))
+    (difference,) = table_differences(table)
+    assert difference.gate == "ELIGIBLE/eligible_missing_proposal"
+    assert "candidates 3" in difference.in_force and "candidates 5" in difference.candidate
+    assert table_differences(VERSION_IN_FORCE) == []
+
+
+def _examples() -> list[dict[str, Any]]:
+    document = json.loads((EXAMPLES / "expected.json").read_text("utf-8"))
+    assert document["schema"] == "practice_loop.policy_examples.v1"
+    return document["examples"]
+
+
+@pytest.mark.parametrize("example", _examples(), ids=lambda example: example["file"])
+def test_each_example_policy_file_gets_its_documented_outcome(example):
+    """Issue 8 done-when: the valid example proves with its differences listed; each invalid
+    one fails naming the broken invariant (and its ADR clause) or the refused key."""
+    proof = prove(
+        EXAMPLES / example["file"], examples=FEW, crosshair_seconds=0, check_golden_vectors=False
+    )
+    expected = example["expected"]
+    refusal = None
+    if proof.refusal is not None:
+        refusal = {"reason": proof.refusal.reason.value, "where": proof.refusal.where}
+    assert refusal == expected["refusal"]
+    broken = [r.name for r in proof.invariants if r.status is InvariantStatus.BROKEN]
+    assert broken == expected["broken"]
+    assert all(r.clause.startswith(("ADR-", "docs/adr/")) for r in proof.invariants)
+    # Golden vectors are checked once below, not per example.
+    assert proof.refusal is not None or expected["proven"] is (
+        all(r.status is InvariantStatus.HELD for r in proof.invariants)
+    )
+    if expected["proven"]:
+        assert proof.differences, "a valid successor lists how it differs"
+
+
+def test_the_command_proves_the_valid_example_and_writes_both_reports(tmp_path, capsys):
+    """Issue 8: exit 0 only when every invariant holds and the golden vectors reproduce;
+    a report in Markdown and JSON."""
+    status = cli.main(
+        [
+            "prove-policy",
+            str(EXAMPLES / "compute_budget.v2.json"),
+            "--out",
+            str(tmp_path),
+            "--examples",
+            str(FEW),
+            "--crosshair-seconds",
+            "0",
+        ]
+    )
+    assert status == 0, capsys.readouterr().out
+    report = json.loads((tmp_path / "proof.json").read_text("utf-8"))
+    assert report["proven"] is True and report["golden_vectors"] == {"checked": True, "moved": []}
+    assert "PROVEN" in (tmp_path / "proof.md").read_text("utf-8")
+
+
+def test_the_command_fails_an_invalid_example_and_refuses_a_missing_file(tmp_path, capsys):
+    """Exit 1 when an invariant breaks (naming it), 2 when the file cannot be read."""
+    invalid = EXAMPLES / "invalid-nonzero-blocked-row.json"
+    arguments = ["--out", str(tmp_path), "--examples", str(FEW), "--crosshair-seconds", "0"]
+    assert cli.main(["prove-policy", str(invalid), *arguments]) == 1
+    out = capsys.readouterr().out
+    assert "broken   denied_gate_blocked (ADR-0227 §8, §3)" in out and "NOT PROVEN" in out
+    assert cli.main(["prove-policy", str(tmp_path / "absent.json"), *arguments]) == 2
