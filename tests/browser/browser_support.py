@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import sqlite3
 from pathlib import Path
 
 # Screenshots of every page a test visits, for people to look at (tests/README.md).
@@ -19,14 +17,7 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-# A question that would run script twice over if it were ever interpreted as markup.
-HOSTILE_QUESTION = (
-    '<script>window.__pwned = 1; document.title = "pwned"</script>Mia has 7 stickers. '
-    "She buys 4 more stickers. How many stickers does Mia have now? "
-    '<img src=x onerror="window.__pwned=2">'
-)
 HOSTILE_ID = "hostile"
-FORGED_CASE = "s11"  # answered through practice: its trace holds "value":7
 
 
 def screenshot(page, name: str) -> Path:
@@ -34,11 +25,3 @@ def screenshot(page, name: str) -> Path:
     path = SCREENSHOTS / f"{name}.png"
     page.screenshot(path=str(path), full_page=True)
     return path
-
-
-def trace_of(store: Path, case_id: str) -> str:
-    with contextlib.closing(sqlite3.connect(store)) as db:
-        (trace_id,) = db.execute(
-            "SELECT trace_id FROM cases WHERE case_id = ?", (case_id,)
-        ).fetchone()
-    return trace_id

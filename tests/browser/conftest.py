@@ -8,29 +8,13 @@ message naming what is missing, except under ``CI=true``, where they fail.
 
 from __future__ import annotations
 
-import contextlib
-import io
-import json
 import os
 import shutil
-import sqlite3
-import threading
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from browser_support import (
-    CHROMIUM_ARGS,
-    FORGED_CASE,
-    HOSTILE_ID,
-    HOSTILE_QUESTION,
-    trace_of,
-)
+from browser_support import CHROMIUM_ARGS, HOSTILE_ID
 
-from practice_loop.cli import main
-from practice_loop.runner import run_lines
-from practice_loop.store import TraceStore
-from practice_loop.workbench import WorkbenchServer
+from workbench_support import build_stores, running
 
 
 def _chromium() -> str | None:
@@ -74,49 +58,17 @@ def page(browser):
 
 @pytest.fixture(scope="module")
 def stores(tmp_path_factory) -> dict[str, object]:
-    """The store the main-job command writes, plus one hostile case, with the summary it
-    printed; and a copy with one trace's bytes forged."""
-    folder = tmp_path_factory.mktemp("workbench-browser")
-    clean = folder / "practice-loop.sqlite"
-    printed = io.StringIO()
-    with contextlib.redirect_stdout(printed):
-        assert main(["run", "--store", str(clean), "--json", "--quiet"]) == 0
-    summary = json.loads(printed.getvalue())
-    hostile = json.dumps({"id": HOSTILE_ID, "question": HOSTILE_QUESTION}).encode()
-    with TraceStore(clean) as store:
-        extra = run_lines([hostile], source="hostile.jsonl", store=store)
-    forged = folder / "forged.sqlite"
-    shutil.copyfile(clean, forged)
-    forged_id = trace_of(clean, FORGED_CASE)
-    with contextlib.closing(sqlite3.connect(forged)) as db, db:
-        (body,) = db.execute("SELECT body FROM traces WHERE trace_id = ?", (forged_id,)).fetchone()
-        changed = bytes(body).replace(b'"value":7', b'"value":8', 1)
-        assert changed != bytes(body)
-        db.execute("UPDATE traces SET body = ? WHERE trace_id = ?", (changed, forged_id))
-    return {"clean": clean, "forged": forged, "summary": summary, "extra": extra.to_json()}
-
-
-@contextlib.contextmanager
-def _running(store: Path) -> Iterator[WorkbenchServer]:
-    server = WorkbenchServer(store, ("127.0.0.1", 0), quiet=True)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
-    thread.start()
-    try:
-        yield server
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
-    assert not thread.is_alive()
+    """The stores of ``workbench_support.build_stores``."""
+    return build_stores(tmp_path_factory.mktemp("workbench-browser"), HOSTILE_ID)
 
 
 @pytest.fixture(scope="module")
 def workbench(stores):
-    with _running(stores["clean"]) as server:
+    with running(stores["clean"]) as server:
         yield server
 
 
 @pytest.fixture(scope="module")
 def forged_workbench(stores):
-    with _running(stores["forged"]) as server:
+    with running(stores["forged"]) as server:
         yield server

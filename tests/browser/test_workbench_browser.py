@@ -4,10 +4,11 @@ sample. Each test saves a screenshot of every page it visits in ``test-output/wo
 
 from __future__ import annotations
 
-from browser_support import FORGED_CASE, HOSTILE_ID, screenshot, trace_of
+from browser_support import HOSTILE_ID, screenshot
 
 from practice_loop.kernel import SealedPracticeTrace
 from practice_loop.store import ReadOnlyTraceStore
+from workbench_support import FORGED_CASE, trace_of
 
 
 def _filter_counts(page) -> dict[str, int]:

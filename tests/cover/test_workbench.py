@@ -9,7 +9,6 @@ import contextlib
 import hashlib
 import html
 import http.client
-import io
 import json
 import re
 import shutil
@@ -18,7 +17,6 @@ import socket
 import sqlite3
 import subprocess
 import sys
-import threading
 from collections import Counter
 from html.parser import HTMLParser
 from pathlib import Path
@@ -29,8 +27,7 @@ from hypothesis import strategies as st
 
 from practice_loop.cli import main
 from practice_loop.kernel import SealedPracticeTrace, SourceSpan
-from practice_loop.runner import run_lines
-from practice_loop.store import CaseRow, ReadOnlyTraceStore, StoreError, TraceStore
+from practice_loop.store import CaseRow, ReadOnlyTraceStore, StoreError
 from practice_loop.workbench import (
     CONTENT_SECURITY_POLICY,
     Outcome,
@@ -38,29 +35,9 @@ from practice_loop.workbench import (
     WorkbenchServer,
 )
 from practice_loop.workbench_pages import evidence_spans, highlighted, ident
+from workbench_support import build_stores, running, trace_of
 
-# A question that would run script twice over if it were ever interpreted as markup.
-HOSTILE_QUESTION = (
-    '<script>window.__pwned = 1; document.title = "pwned"</script>Mia has 7 stickers. '
-    "She buys 4 more stickers. How many stickers does Mia have now? "
-    '<img src=x onerror="window.__pwned=2">'
-)
 HOSTILE_ID = "<b>hostile</b>"
-FORGED_CASE = "s11"  # answered through practice: its trace holds "value":7
-
-
-@contextlib.contextmanager
-def running(store: Path):
-    server = WorkbenchServer(store, ("127.0.0.1", 0), quiet=True)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
-    thread.start()
-    try:
-        yield server
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
-    assert not thread.is_alive()
 
 
 def fetch(server: WorkbenchServer, path: str, method: str = "GET", body: bytes | None = None):
@@ -73,47 +50,10 @@ def fetch(server: WorkbenchServer, path: str, method: str = "GET", body: bytes |
         connection.close()
 
 
-def _trace_of(store: Path, case_id: str) -> str:
-    with sqlite3.connect(store) as db:
-        (trace_id,) = db.execute(
-            "SELECT trace_id FROM cases WHERE case_id = ?", (case_id,)
-        ).fetchone()
-    return trace_id
-
-
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    """The store the main-job command writes, plus one hostile case; a copy with one trace's
-    bytes forged; a copy with one trace deleted. Returns the paths and expected counts."""
-    folder = tmp_path_factory.mktemp("workbench")
-    clean = folder / "practice-loop.sqlite"
-    printed = io.StringIO()
-    with contextlib.redirect_stdout(printed):
-        assert main(["run", "--store", str(clean), "--json", "--quiet"]) == 0
-    summary = json.loads(printed.getvalue())
-    hostile = json.dumps({"id": HOSTILE_ID, "question": HOSTILE_QUESTION}).encode()
-    with TraceStore(clean) as store:
-        extra = run_lines([hostile], source="hostile.jsonl", store=store)
-    forged = folder / "forged.sqlite"
-    shutil.copyfile(clean, forged)
-    forged_id = _trace_of(clean, FORGED_CASE)
-    with sqlite3.connect(forged) as db:
-        (body,) = db.execute("SELECT body FROM traces WHERE trace_id = ?", (forged_id,)).fetchone()
-        changed = bytes(body).replace(b'"value":7', b'"value":8', 1)
-        assert changed != bytes(body)
-        db.execute("UPDATE traces SET body = ? WHERE trace_id = ?", (changed, forged_id))
-    missing = folder / "missing.sqlite"
-    shutil.copyfile(clean, missing)
-    with sqlite3.connect(missing) as db:
-        db.execute("DELETE FROM traces WHERE trace_id = ?", (_trace_of(clean, "s01"),))
-    return {
-        "clean": clean,
-        "forged": forged,
-        "forged_id": forged_id,
-        "missing": missing,
-        "summary": summary,
-        "extra": extra.to_json(),
-    }
+    """The stores of ``workbench_support.build_stores``, the hostile case's id holding markup."""
+    return build_stores(tmp_path_factory.mktemp("workbench"), HOSTILE_ID)
 
 
 @pytest.fixture(scope="module")
@@ -229,7 +169,7 @@ def test_bad_list_queries_are_refused(server, query, reason):
 )
 def test_a_trace_id_must_be_64_lowercase_hex_of_a_stored_trace(built, server, shape):
     """Issue 9: anything but 64 lowercase hex naming a stored trace is 404."""
-    trace_id = _trace_of(built["clean"], "s01")
+    trace_id = trace_of(built["clean"], "s01")
     assert fetch(server, f"/trace/{trace_id}")[0] == 200
     status, _, page = fetch(server, f"/trace/{shape(trace_id)}")
     assert (status, _refusal(page)) == (404, "no_such_page")
@@ -269,7 +209,7 @@ def _fingerprint(store: Path) -> tuple[str, int]:
 def test_every_method_but_get_is_refused(built, server, method):
     """Issue 9: GET only; any other method is answered 405 and changes nothing."""
     before = _fingerprint(built["clean"])
-    trace_id = _trace_of(built["clean"], "s11")
+    trace_id = trace_of(built["clean"], "s11")
     for path in ("/", f"/trace/{trace_id}", "/workbench.css"):
         status, headers, page = fetch(server, path, method, body=b"outcome=answered_direct")
         assert (status, headers["Allow"]) == (405, "GET")
@@ -281,7 +221,7 @@ def test_every_method_but_get_is_refused(built, server, method):
 
 def test_every_response_carries_the_security_headers(built, server):
     """Issue 9: no script may run on any page: the CSP allows none, on every answer."""
-    trace_id = _trace_of(built["clean"], "s11")
+    trace_id = trace_of(built["clean"], "s11")
     for path, status, kind in [
         ("/", 200, "text/html"),
         (f"/trace/{trace_id}", 200, "text/html"),
@@ -299,7 +239,7 @@ def test_every_response_carries_the_security_headers(built, server):
 
 def test_case_text_is_escaped_everywhere(built, server):
     """Issue 9: a question holding markup is displayed as text, never as markup."""
-    hostile_trace = _trace_of(built["clean"], HOSTILE_ID)
+    hostile_trace = trace_of(built["clean"], HOSTILE_ID)
     for path in ("/", f"/trace/{hostile_trace}", "/?q=%3Cscript%3E"):
         status, _, page = fetch(server, path)
         assert status == 200
@@ -369,7 +309,7 @@ def test_a_case_whose_trace_is_gone_is_shown_as_missing(built):
     """ADR-0226 §7G: missing evidence is shown as missing, never filled in."""
     with running(built["missing"]) as missing:
         _, _, listing = fetch(missing, "/")
-        status, _, page = fetch(missing, f"/trace/{_trace_of(built['missing'], 's01')}")
+        status, _, page = fetch(missing, f"/trace/{trace_of(built['missing'], 's01')}")
     outcomes, reasons = _counts(listing)
     assert outcomes["trace_missing"] == 1
     assert reasons[("trace_missing", "its trace is not in the store")] == 1

@@ -1,0 +1,83 @@
+"""What the Workbench tests over HTTP (cover/) and in the browser (browser/) share (issue 9):
+the stores they serve and a server running on a free loopback port."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import shutil
+import sqlite3
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+from practice_loop.cli import main
+from practice_loop.runner import run_lines
+from practice_loop.store import TraceStore
+from practice_loop.workbench import WorkbenchServer
+
+# A question that would run script twice over if it were ever interpreted as markup.
+HOSTILE_QUESTION = (
+    '<script>window.__pwned = 1; document.title = "pwned"</script>Mia has 7 stickers. '
+    "She buys 4 more stickers. How many stickers does Mia have now? "
+    '<img src=x onerror="window.__pwned=2">'
+)
+FORGED_CASE = "s11"  # answered through practice: its trace holds "value":7
+MISSING_CASE = "s01"
+
+
+def trace_of(store: Path, case_id: str) -> str:
+    with contextlib.closing(sqlite3.connect(store)) as db:
+        (trace_id,) = db.execute(
+            "SELECT trace_id FROM cases WHERE case_id = ?", (case_id,)
+        ).fetchone()
+    return trace_id
+
+
+def build_stores(folder: Path, hostile_id: str) -> dict[str, object]:
+    """The store the main-job command writes plus one hostile case (with the summary the
+    command printed), a copy with one trace's bytes forged, and a copy with one trace
+    deleted."""
+    clean = folder / "practice-loop.sqlite"
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        assert main(["run", "--store", str(clean), "--json", "--quiet"]) == 0
+    summary = json.loads(printed.getvalue())
+    hostile = json.dumps({"id": hostile_id, "question": HOSTILE_QUESTION}).encode()
+    with TraceStore(clean) as store:
+        extra = run_lines([hostile], source="hostile.jsonl", store=store)
+    forged = folder / "forged.sqlite"
+    shutil.copyfile(clean, forged)
+    forged_id = trace_of(clean, FORGED_CASE)
+    with contextlib.closing(sqlite3.connect(forged)) as db, db:
+        (body,) = db.execute("SELECT body FROM traces WHERE trace_id = ?", (forged_id,)).fetchone()
+        changed = bytes(body).replace(b'"value":7', b'"value":8', 1)
+        assert changed != bytes(body)
+        db.execute("UPDATE traces SET body = ? WHERE trace_id = ?", (changed, forged_id))
+    missing = folder / "missing.sqlite"
+    shutil.copyfile(clean, missing)
+    with contextlib.closing(sqlite3.connect(missing)) as db, db:
+        db.execute("DELETE FROM traces WHERE trace_id = ?", (trace_of(clean, MISSING_CASE),))
+    return {
+        "clean": clean,
+        "forged": forged,
+        "forged_id": forged_id,
+        "missing": missing,
+        "summary": summary,
+        "extra": extra.to_json(),
+    }
+
+
+@contextlib.contextmanager
+def running(store: Path) -> Iterator[WorkbenchServer]:
+    server = WorkbenchServer(store, ("127.0.0.1", 0), quiet=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+    assert not thread.is_alive()
