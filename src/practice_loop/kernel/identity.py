@@ -558,19 +558,17 @@ def _value_bytes(value: object) -> tuple[bytes, bytes]:
     raise CanonicalizationError(CanonicalReason.UNSUPPORTED_TYPE, "$")
 
 
-# Enum members are few and immutable: each one's bytes are encoded once.
-_ENUM_BYTES: dict[enum.Enum, tuple[bytes, bytes]] = {}
+# Enum members are few and immutable: each one's bytes are encoded once, found by identity
+# (an enum's ``__hash__`` is Python code). The member is kept beside its bytes, so its id
+# cannot be reused while the entry exists.
+_ENUM_BYTES: dict[int, tuple[enum.Enum, tuple[bytes, bytes]]] = {}
 
 
 def _enum_bytes(member: enum.Enum) -> tuple[bytes, bytes]:
-    found = _ENUM_BYTES.get(member)
-    if found is None or type(member) is not _ENUM_TYPES[member]:
-        found = _ENUM_BYTES[member] = _value_bytes(member.value)
-        _ENUM_TYPES[member] = type(member)
-    return found
-
-
-_ENUM_TYPES: dict[enum.Enum, type] = {}
+    found = _ENUM_BYTES.get(id(member))
+    if found is None or found[0] is not member:
+        found = _ENUM_BYTES[id(member)] = (member, _value_bytes(member.value))
+    return found[1]
 
 
 def _record_pieces(record: Record) -> list[_Piece]:
