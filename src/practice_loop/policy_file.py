@@ -17,6 +17,7 @@ import enum
 import json
 import re
 from pathlib import Path
+from typing import TypeVar
 
 from .kernel import (
     COMPUTE_BUDGET_V1,
@@ -28,7 +29,7 @@ from .kernel import (
     RecordError,
     SearchGateStatus,
 )
-from .kernel.budget import LIMIT_FIELDS, BudgetReason
+from .kernel.budget import LIMIT_FIELDS, budget_verdict
 from .kernel.identity import MAX_SAFE_INT, code, version
 
 POLICY_FILE_FORMAT = "practice_loop.policy_file.v1"
@@ -36,6 +37,7 @@ BUDGET_POLICY_KIND = "compute_budget"
 # The gate-reason cell of the row for any eligible reason the table has no row for.
 ANY_OTHER_REASON = "*"
 MAX_POLICY_FILE_BYTES = 1 << 20
+E = TypeVar("E", bound=enum.Enum)
 
 _TOP_KEYS = ("format", "policy", "version", "rows")
 _OPTIONAL_TOP_KEYS = ("comment",)
@@ -189,17 +191,22 @@ def _limit(value: object, where: str) -> int:
     return value
 
 
+def _member(enum_type: type[E], value: object, where: str, unknown: PolicyFileReason) -> E:
+    text = _text(value, where)
+    try:
+        return enum_type(text)
+    except ValueError:
+        raise _refuse(unknown, where, f"{text!r} is not a {enum_type.__name__}") from None
+
+
 def _row(value: object, where: str) -> TableRow:
     fields = _keys(value, where, _ROW_KEYS, _OPTIONAL_ROW_KEYS)
-    gate_status_text = _text(fields["gate_status"], f"{where}.gate_status")
-    try:
-        gate_status = SearchGateStatus(gate_status_text)
-    except ValueError:
-        raise _refuse(
-            PolicyFileReason.UNKNOWN_GATE_STATUS,
-            f"{where}.gate_status",
-            f"{gate_status_text!r} is not a SearchGateStatus",
-        ) from None
+    gate_status = _member(
+        SearchGateStatus,
+        fields["gate_status"],
+        f"{where}.gate_status",
+        PolicyFileReason.UNKNOWN_GATE_STATUS,
+    )
     gate_reason = _text(fields["gate_reason_code"], f"{where}.gate_reason_code")
     known = ELIGIBLE_GATE_REASONS if gate_status is SearchGateStatus.ELIGIBLE else ()
     if gate_reason != ANY_OTHER_REASON and gate_reason not in known:
@@ -209,15 +216,9 @@ def _row(value: object, where: str) -> TableRow:
             f"{where}.gate_reason_code",
             f"{gate_reason!r} for {gate_status.value}: expected one of {allowed}",
         )
-    status_text = _text(fields["status"], f"{where}.status")
-    try:
-        status = ComputeBudgetStatus(status_text)
-    except ValueError:
-        raise _refuse(
-            PolicyFileReason.UNKNOWN_STATUS,
-            f"{where}.status",
-            f"{status_text!r} is not a ComputeBudgetStatus",
-        ) from None
+    status = _member(
+        ComputeBudgetStatus, fields["status"], f"{where}.status", PolicyFileReason.UNKNOWN_STATUS
+    )
     reason_code = _text(fields["reason_code"], f"{where}.reason_code")
     if code(reason_code) is not None:
         raise _refuse(
@@ -294,37 +295,15 @@ def load_budget_table(path: Path) -> BudgetTable:
     return parse_budget_table(raw, str(path))
 
 
-def _fixed_row(gate_status: SearchGateStatus, reason: BudgetReason) -> TableRow:
-    status = (
-        ComputeBudgetStatus.BUDGET_BLOCKED
-        if gate_status is not SearchGateStatus.ELIGIBLE
-        else ComputeBudgetStatus.BUDGET_UNASSESSABLE
-    )
-    return TableRow(gate_status, ANY_OTHER_REASON, status, reason.value, (0, 0, 0, 0))
-
-
-_BLOCKED_REASON = {
-    SearchGateStatus.INELIGIBLE: BudgetReason.BLOCKED_GATE_INELIGIBLE,
-    SearchGateStatus.BLOCKED: BudgetReason.BLOCKED_GATE_BLOCKED,
-    SearchGateStatus.UNASSESSABLE: BudgetReason.BLOCKED_GATE_UNASSESSABLE,
-}
-
-
 def table_of(policy: ComputeBudgetPolicy, source: str = "kernel") -> BudgetTable:
-    """A kernel policy as a whole table: its rows, and the rows ADR-0227 §8 fixes."""
-    denied = tuple(_fixed_row(status, _BLOCKED_REASON[status]) for status in DENIED_GATE_STATUSES)
-    eligible = tuple(
-        TableRow(
-            SearchGateStatus.ELIGIBLE,
-            row.gate_reason_code,
-            row.status,
-            row.reason_code,
-            tuple(getattr(row.limits, name) for name in LIMIT_FIELDS),  # type: ignore[arg-type]
-        )
-        for row in policy.rows
-    )
-    unknown = _fixed_row(SearchGateStatus.ELIGIBLE, BudgetReason.UNKNOWN_REASON_CODE)
-    return BudgetTable(policy.version, denied + eligible + (unknown,), source)
+    """A kernel policy as a whole table: every cell is what the kernel's own lookup
+    (``budget_verdict``) answers for it, the rows ADR-0227 §8 fixes included."""
+    rows = []
+    for gate_status, gate_reason in required_row_keys():
+        verdict = budget_verdict(gate_status, gate_reason, policy)
+        limits = tuple(getattr(verdict.limits, name) for name in LIMIT_FIELDS)
+        rows.append(TableRow(gate_status, gate_reason, verdict.status, verdict.reason_code, limits))  # type: ignore[arg-type]
+    return BudgetTable(policy.version, tuple(rows), source)
 
 
 def kernel_policy(table: BudgetTable) -> ComputeBudgetPolicy | RecordError:
