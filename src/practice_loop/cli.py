@@ -7,19 +7,34 @@ verification failed; 2 for a usage error (a missing file, a store that is not ou
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 
-from . import __version__, crosshair_lane, fuzz, gate, prove_policy, vectors, workbench
+from . import __version__
 from .kernel import SealedPracticeTrace, TraceVerification, replay_divergence
 from .render import render_trace
 from .runner import RunSummary, run_file, run_lines
 from .store import DEFAULT_STORE, StoreError, TraceStore
 
 SAMPLE = "sample.jsonl"
+
+# Commands of their own modules, imported only when named (or for help): ``run`` should not
+# pay for loading the prover, the fuzz campaign or the Workbench. Module, then the function
+# that adds its commands to the parser.
+EXTENSION_COMMANDS = {
+    "vectors": ("vectors", "add_subcommand"),
+    "gate": ("gate", "add_subcommand"),
+    "workbench": ("workbench", "add_subcommand"),
+    "fuzz": ("fuzz", "add_subcommand"),
+    "contracts": ("crosshair_lane", "add_subcommands"),
+    "policy-diff": ("crosshair_lane", "add_subcommands"),
+    "prove-policy": ("prove_policy", "add_subcommand"),
+    "compile-kinds": ("kind_compiler", "add_subcommand"),
+}
 
 
 def _progress(summary: RunSummary) -> None:
@@ -116,7 +131,9 @@ def _show(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line; with ``command`` one of the built-in ones (``run``, ``verify``,
+    ``show``), the extension modules are not imported."""
     parser = argparse.ArgumentParser(
         prog="practice-loop",
         description="CORE's Residual-Gated Practice Loop (ADR-0226).",
@@ -147,17 +164,25 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--store", type=Path, default=DEFAULT_STORE, help=store_help)
     show.set_defaults(handler=_show)
 
-    vectors.add_subcommand(commands)
-    gate.add_subcommand(commands)
-    workbench.add_subcommand(commands)
-    fuzz.add_subcommand(commands)
-    crosshair_lane.add_subcommands(commands)
-    prove_policy.add_subcommand(commands)
+    if command not in BUILT_IN_COMMANDS:
+        wanted = {EXTENSION_COMMANDS[command]} if command in EXTENSION_COMMANDS else None
+        for module, adder in dict.fromkeys(EXTENSION_COMMANDS.values()):
+            if wanted is None or (module, adder) in wanted:
+                getattr(importlib.import_module(f".{module}", __package__), adder)(commands)
     return parser
 
 
+BUILT_IN_COMMANDS = frozenset({"run", "verify", "show"})
+
+
+def _command_named(argv: Sequence[str]) -> str | None:
+    """The command ``argv`` names, when its first argument is one (options come after it)."""
+    return argv[0] if argv and (argv[0] in BUILT_IN_COMMANDS or argv[0] in EXTENSION_COMMANDS) else None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(_command_named(arguments)).parse_args(arguments)
     try:
         return args.handler(args)
     except StoreError as error:

@@ -57,6 +57,7 @@ import bisect
 import dataclasses
 import enum
 import re
+from collections.abc import Iterable
 
 from .kernel import (
     Direction,
@@ -403,7 +404,19 @@ def _quantity_pattern(named: bool) -> str:
     return f"(?:{money}|{count}(?:{suffix})?)"
 
 
-_QUANTITY = re.compile(_quantity_pattern(named=True))
+def _opens_with(first_characters: Iterable[str]) -> str:
+    """A lookahead for the characters every match of a scanner begins with. It changes no
+    match; it lets ``finditer`` pass over every other position in one step instead of
+    trying each alternative there."""
+    return "(?=[" + "".join(sorted(re.escape(c) for c in set(first_characters))) + "])"
+
+
+_QUANTITY = re.compile(
+    _opens_with(
+        [*CURRENCY_UNITS, *"0123456789", *(w[0] for w in NUMBER_WORDS), *(w[0].upper() for w in NUMBER_WORDS)]
+    )
+    + _quantity_pattern(named=True)
+)
 _QUANTITY_SLOT = "(?P<q>" + _quantity_pattern(named=False) + ")"
 
 
@@ -422,17 +435,46 @@ _DECREASE_PARTICIPLE = _longest_first(
     word for word, direction in PASSIVE_CUES.items() if direction is Direction.DECREASE
 )
 # A passive cue may be coordinated ("were eaten or sold"): both participles are cues.
-_CUE = re.compile(
+_CUE_PATTERN = (
     rf"\b(?:(?P<passive>(?:was|were) (?P<participle>{_PASSIVE_PARTICIPLE})\b)"
     rf"(?: (?:and|or) (?P<second>{_PASSIVE_PARTICIPLE})\b)?"
     rf"|(?P<active>{_ACTIVE_CUE}))"
 )
+_CUE = re.compile(_opens_with(["w", *(surface[0] for surface in ACTIVE_CUES)]) + _CUE_PATTERN)
 
 _HAZARD_BY_WORD = {word: code for code, words in HAZARD_WORDS.items() for word in words}
-_HAZARD_PHRASES = {
-    code: re.compile("|".join(f"(?:{pattern})" for pattern in patterns), re.IGNORECASE)
-    for code, patterns in HAZARD_PHRASES.items()
+# A phrase that can only match where a word occurs (every match of it contains the word) is
+# left out of its code's scanner for a text without that word. Alternatives are tried first
+# to last at each position, so one that can match nowhere changes no match: the scanner
+# without it finds exactly what the full one finds, and skips the costly comparative test.
+_PHRASE_NEEDS_WORD = {
+    r"\b(?:(?:more|less|fewer|[a-z]+er)(?: [a-z]+)? )?than\b": "than",
 }
+
+
+def _phrase_scanner(patterns: Iterable[str]) -> re.Pattern[str]:
+    return re.compile("|".join(f"(?:{pattern})" for pattern in patterns), re.IGNORECASE)
+
+
+_HAZARD_PHRASES = {code: _phrase_scanner(patterns) for code, patterns in HAZARD_PHRASES.items()}
+# Per code: (the needed words, the scanner without the phrases that need them), where any.
+_HAZARD_PHRASES_WITHOUT = {
+    code: (
+        re.compile("|".join(re.escape(_PHRASE_NEEDS_WORD[p]) for p in gated), re.IGNORECASE),
+        _phrase_scanner(p for p in patterns if p not in gated),
+    )
+    for code, patterns in HAZARD_PHRASES.items()
+    if (gated := [pattern for pattern in patterns if pattern in _PHRASE_NEEDS_WORD])
+}
+
+
+def _phrase_spans(code: HazardCode, text: str) -> Iterable[tuple[int, int]]:
+    scanner = _HAZARD_PHRASES[code]
+    if code in _HAZARD_PHRASES_WITHOUT:
+        needed, without = _HAZARD_PHRASES_WITHOUT[code]
+        if needed.search(text) is None:
+            scanner = without
+    return (match.span() for match in scanner.finditer(text))
 _UNREAD_NUMBERS = frozenset(UNREAD_NUMBER_WORDS)
 # Whole ASCII words: "Tom's" gives "Tom" and "s"; "café" gives nothing.
 _WORD_TOKEN = re.compile(r"\b[A-Za-z]+\b")
@@ -736,8 +778,8 @@ def _hazard_spans(scan: _Scan) -> dict[HazardCode, set[tuple[int, int]]]:
         code = _HAZARD_BY_WORD.get(word.lower())
         if code is not None:
             found[code].add((start, end))
-    for code, pattern in _HAZARD_PHRASES.items():
-        found[code].update(match.span() for match in pattern.finditer(scan.text))
+    for code in _HAZARD_PHRASES:
+        found[code].update(_phrase_spans(code, scan.text))
     changes = found[HazardCode.MULTIPLE_CHANGES]
     if len(scan.counts) > 2:
         changes.update((count.start, count.end) for count in scan.counts)

@@ -555,3 +555,42 @@ def test_each_malformed_line_is_refused_where_it_should_be():
             assert result.reason is expected, row["id"]
         else:
             assert outcome(result)[0] == expected, row["id"]
+
+
+# --------------------------------------------------------------------------------------------
+# The scanners' shortcuts (issue 3) find exactly what the plain patterns find.
+
+_SCANNER_WORDS = st.sampled_from(
+    [
+        "Tom", "he", "She", "has", "had", "5", "12", "1,200", "$3", "£40", "five", "Twelve",
+        "apples", "more", "less", "fewer", "taller", "than", "THAN", "Than", "how", "How",
+        "many", "much", "at", "first", "in", "the", "beginning", "to", "begin", "start",
+        "started", "starts", "with", "ate", "gave", "were", "eaten", "sold", "or", "and",
+        "an", "hour", "a", "day", "as", "3/4", "50%", "2.5", "\u017ftart", "\u0131n", ".", "?",
+    ]
+)
+_SCANNER_TEXTS = st.lists(_SCANNER_WORDS, max_size=30).map(" ".join)
+
+
+@pytest.mark.obligation("LOCAL-0005/frame_schema")
+@example("Tom is taller than Ann. How many more apples than pears?")
+@given(_SCANNER_TEXTS | st.text(max_size=80))
+def test_scanner_shortcuts_find_exactly_what_the_plain_patterns_find(text):
+    """The quantity and cue scanners open with a lookahead for their first characters, and
+    a hazard phrase that needs a word ("than") is left out of a text without it; each match,
+    its span and its groups are what the plain pattern gives, so no frame changes."""
+    import re
+
+    from practice_loop import reader
+
+    def matches(pattern, text):
+        return [(m.span(), m.groupdict()) for m in pattern.finditer(text)]
+
+    plain_quantity = re.compile(reader._quantity_pattern(named=True))
+    assert matches(reader._QUANTITY, text) == matches(plain_quantity, text)
+    plain_cue = re.compile(reader._CUE_PATTERN)
+    assert matches(reader._CUE, text) == matches(plain_cue, text)
+    for code in HazardCode:
+        if code in reader._HAZARD_PHRASES:
+            full = [m.span() for m in reader._HAZARD_PHRASES[code].finditer(text)]
+            assert list(reader._phrase_spans(code, text)) == full

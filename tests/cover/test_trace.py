@@ -737,9 +737,9 @@ damaged = st.integers(0, len(DATA) - 1).map(lambda cut: DATA[:cut] + DATA[cut + 
 @given(st.binary(max_size=64) | damaged)
 def test_arbitrary_or_damaged_bytes_never_raise(data):
     """0007 loading: random bytes, or a stored trace with one byte deleted, never raise. They
-    load as one typed failure (undecodable, or record_malformed / trace_id_mismatch when the
-    bytes still parse), unless the deleted byte was prose (an explanation is not sealed), in
-    which case the trace loads with the same trace_id."""
+    load as one typed failure (undecodable, or record_malformed / trace_id_mismatch /
+    stage_digest_mismatch when the bytes still parse), unless the deleted byte was prose (an
+    explanation is not sealed), in which case the trace loads with the same trace_id."""
     result = load_sealed_trace(data)
     if type(result) is SealedPracticeTrace:
         assert result.trace_id == DU.trace_id
@@ -747,4 +747,22 @@ def test_arbitrary_or_damaged_bytes_never_raise(data):
         return
     assert type(result) is TraceVerification and result.trace_id is None
     (failure,) = result.failures
-    assert failure.code in (F.UNDECODABLE, F.RECORD_MALFORMED, F.TRACE_ID_MISMATCH)
+    assert failure.code in (
+        F.UNDECODABLE,
+        F.RECORD_MALFORMED,
+        F.TRACE_ID_MISMATCH,
+        F.STAGE_DIGEST_MISMATCH,
+    )
+
+
+@pytest.mark.obligation("LOCAL-0007/loading")
+def test_a_deleted_byte_that_leaves_a_valid_frame_is_a_stage_digest_mismatch():
+    """0007 loading: deleting a byte inside a frame label ("state_change..." becomes
+    "tate_change...") leaves every record well formed, so what fails is the trace's index of
+    stage digests, which no longer names the frame it holds."""
+    cut = DATA.index(b'"relation_type":"s') + len(b'"relation_type":"')
+    result = load_sealed_trace(DATA[:cut] + DATA[cut + 1 :])
+    assert type(result) is TraceVerification and result.trace_id is None
+    (failure,) = result.failures
+    assert failure.code is F.STAGE_DIGEST_MISMATCH
+    assert failure.detail == "SealedPracticeTrace.stage_digests: identity_mismatch"

@@ -310,9 +310,7 @@ class ComputeBudgetDecision(Record):
     # ADR-0227 §7: the identity hashes exactly eleven fields; budget_id itself, explanation
     # and max_wallclock_ms are left out.
     SELF_SEALED: ClassVar = False
-
-    def _identity_excluded(self) -> frozenset[str]:
-        return frozenset({"max_wallclock_ms"})
+    IDENTITY_EXCLUDED: ClassVar = frozenset({"max_wallclock_ms"})
 
 
 def _decision(

@@ -18,8 +18,10 @@ import json
 import re
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
+
+from . import compiled_kinds
 
 MAX_SAFE_INT = 2**53 - 1
 MAX_DEPTH = 32
@@ -295,6 +297,17 @@ class RecordError(ValueError):
 
 FieldCheck = Callable[[object], "Defect | None"]
 
+# A check's accept test (docs/adr/0003, "Compiled record kinds"): a Python expression over
+# ``{v}`` that is true only for values the check accepts, with the names it needs. A record
+# kind's generated ``find_defect`` evaluates it inline and calls the check itself only when it
+# is false, so the defect reported is always the check's own.
+_ACCEPT_TESTS: dict[FieldCheck, tuple[str, dict[str, object]]] = {}
+
+
+def _accepts(check: FieldCheck, test: str, **names: object) -> FieldCheck:
+    _ACCEPT_TESTS[check] = (test, names)
+    return check
+
 
 def check_int(value: object, *, minimum: int = 0) -> Defect | None:
     kind = type(value)
@@ -324,6 +337,11 @@ def positive_int(value: object) -> Defect | None:
     return check_int(value, minimum=1)
 
 
+_accepts(flag, "type({v}) is bool")
+_accepts(non_negative_int, "(type({v}) is int and 0 <= {v} <= _MAX_SAFE_INT)")
+_accepts(positive_int, "(type({v}) is int and 1 <= {v} <= _MAX_SAFE_INT)")
+
+
 def text(value: object) -> Defect | None:
     """Any exact ``str`` without lone surrogates, bounded in length (prose, source text)."""
     if type(value) is not str:
@@ -338,6 +356,11 @@ def text(value: object) -> Defect | None:
 def label(value: object) -> Defect | None:
     """A non-empty ``text`` (entity names, units)."""
     return text(value) or (Defect.TEXT_EMPTY if value == "" else None)
+
+
+_TEXT_TEST = "(type({v}) is str and len({v}) <= _MAX_TEXT_LENGTH and ({v}.isascii() or not _has_lone_surrogate({v})))"
+_accepts(text, _TEXT_TEST)
+_accepts(label, f"({_TEXT_TEST} and {{v}} != '')")
 
 
 _DIGEST_SHAPE = re.compile(f"[0-9a-f]{{{DIGEST_LENGTH}}}")
@@ -372,6 +395,11 @@ def code(value: object) -> Defect | None:
     return None if _CODE_PATTERN.fullmatch(value) else Defect.CODE_MALFORMED
 
 
+_accepts(digest, "(type({v}) is str and _digest_shape({v}) is not None)")
+_accepts(version, "(type({v}) is str and _version_shape({v}) is not None)")
+_accepts(code, "(type({v}) is str and _code_shape({v}) is not None)")
+
+
 def exactly(*supported: str) -> FieldCheck:
     """A field pinned to supported values, such as a schema version."""
 
@@ -382,7 +410,7 @@ def exactly(*supported: str) -> FieldCheck:
             return None
         return Defect.VERSION_UNSUPPORTED if is_version(value) else Defect.VERSION_MALFORMED
 
-    return check
+    return _accepts(check, "(type({v}) is str and {v} in {supported})", supported=supported)
 
 
 def member_of(enum_type: type[enum.Enum]) -> FieldCheck:
@@ -395,14 +423,17 @@ def member_of(enum_type: type[enum.Enum]) -> FieldCheck:
             return Defect.UNKNOWN_ENUM_VALUE
         return Defect.WRONG_TYPE
 
-    return check
+    return _accepts(check, "(type({v}) is {member_type})", member_type=enum_type)
 
 
 def optional(inner: FieldCheck) -> FieldCheck:
     def check(value: object) -> Defect | None:
         return None if value is None else inner(value)
 
-    return check
+    if inner not in _ACCEPT_TESTS:
+        return check
+    test, names = _ACCEPT_TESTS[inner]
+    return _accepts(check, f"({{v}} is None or {test})", **names)
 
 
 MAX_SEQUENCE = 4096
@@ -454,7 +485,9 @@ def nested(record_type: type) -> FieldCheck:
         found = inspect_record(value, record_type)
         return None if found is None else found.defect
 
-    return check
+    return _accepts(
+        check, "(type({v}) is {nested_type} and _VALIDATED.get(id({v})) is {v})", nested_type=record_type
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -514,7 +547,6 @@ def _fields_forms(record: Record) -> tuple[dict[str, Any], dict[str, Any]]:
 # passed their checks are encoded this way.
 _encode_text = json.encoder.encode_basestring  # what ``json.dumps(ensure_ascii=False)`` uses
 _COMMA, _COLON = (separator.encode("ascii") for separator in SEPARATORS)
-_BYTES_KEY = "canonical_bytes"
 _Piece = tuple[bytes, bytes, bytes, str]  # key and colon, value with prose, without, name
 _KEYS: dict[type, tuple[tuple[str, bytes], ...]] = {}
 
@@ -546,7 +578,9 @@ def _value_bytes(value: object) -> tuple[bytes, bytes]:
         return _record_bytes(value)
     if isinstance(value, enum.Enum):
         return _enum_bytes(value)
-    if kind is tuple or kind is list:
+    if kind is tuple:
+        return _tuple_bytes(value)  # type: ignore[arg-type]
+    if kind is list:
         if not value:
             return b"[]", b"[]"
         pairs = [_value_bytes(item) for item in value]  # type: ignore[attr-defined]
@@ -556,6 +590,43 @@ def _value_bytes(value: object) -> tuple[bytes, bytes]:
                 return full, b"[" + _COMMA.join([pair[1] for pair in pairs]) + b"]"
         return full, full
     raise CanonicalizationError(CanonicalReason.UNSUPPORTED_TYPE, "$")
+
+
+def _tuple_bytes(items: tuple[object, ...]) -> tuple[bytes, bytes]:
+    """A checked tuple as canonical bytes, with prose and without. A tuple of records the
+    memo trusts is remembered by identity: the tuple cannot change, nor can its records
+    while they stay trusted, and forgetting them forgets this too (``_forget_everything``).
+    Evidence tuples are handed on unchanged from stage to stage, so each is encoded once."""
+    found = _TUPLE_BYTES.get(id(items))
+    if found is not None and found[0] is items:
+        return found[1]
+    if not items:
+        return _EMPTY_PAIR
+    generation = _GENERATION[0]
+    trusted = True
+    fulls, leans = [], []
+    same = True
+    for item in items:
+        if _VALIDATED.get(id(item)) is item:
+            pair = _BYTES.get(id(item)) or _record_bytes(item)  # type: ignore[arg-type]
+        else:
+            trusted = False
+            pair = _value_bytes(item)
+        fulls.append(pair[0])
+        leans.append(pair[1])
+        if pair[0] is not pair[1]:
+            same = False
+    full = b"[" + _COMMA.join(fulls) + b"]"
+    encoded = (full, full) if same else (full, b"[" + _COMMA.join(leans) + b"]")
+    if trusted and generation == _GENERATION[0]:
+        if len(_TUPLE_BYTES) >= _MEMO_LIMIT:
+            _forget_everything()
+        else:
+            _TUPLE_BYTES[id(items)] = (items, encoded)
+    return encoded
+
+
+_EMPTY_PAIR = (b"[]", b"[]")
 
 
 # Enum members are few and immutable: each one's bytes are encoded once, found by identity
@@ -614,7 +685,8 @@ def _joined(
 
 
 def _encoded(record: Record) -> tuple[bytes, bytes]:
-    """``_joined(_record_pieces(record))``, spans by a template (they are most records)."""
+    """``_joined(_record_pieces(record))``: spans by a template (they are most records), any
+    other kind by its generated encoder, the generic walk only where that declines."""
     if type(record) is SourceSpan:
         # The most numerous record: four checked fields, keys in order, no prose.
         encoded = _SPAN_TEMPLATE % (
@@ -624,19 +696,37 @@ def _encoded(record: Record) -> tuple[bytes, bytes]:
             _encode_text(record.text).encode("utf-8"),
         )
         return encoded, encoded
-    return _joined(_record_pieces(record))
+    encoders = _ENCODERS.get(type(record)) or _kind_encoders(type(record))
+    found = encoders.encode(record)
+    return found if found is not None else _joined(_record_pieces(record))
 
 
 _SPAN_TEMPLATE = b'{"end":%d,"sentence_index":%d,"start":%d,"text":%b}'
 
 
+def _validated_bytes(record: Record) -> tuple[bytes, bytes] | None:
+    """The bytes of a record that just passed its checks, when its kind's encoder takes it
+    (``None`` leaves them to be built on first use)."""
+    if type(record) is SourceSpan:
+        return _encoded(record)
+    try:
+        return (_ENCODERS.get(type(record)) or _kind_encoders(type(record))).encode(record)
+    except CanonicalizationError:  # a kind whose checks admit more than the profile
+        return None
+
+
 def _record_bytes(record: Record) -> tuple[bytes, bytes]:
-    """``dump_checked`` of the record's JSON form with prose and without, remembered."""
-    if _VALIDATED.get(id(record)) is record:  # ``remembered``'s first look, without a call
-        found = _REMEMBERED.get((id(record), _BYTES_KEY))
-        if found is not None:
-            return found  # type: ignore[no-any-return]
-    return remembered(record, _BYTES_KEY, lambda: _encoded(record))  # type: ignore[no-any-return]
+    """``dump_checked`` of the record's JSON form with prose and without, remembered while
+    the memo trusts the record."""
+    key = id(record)
+    found = _BYTES.get(key)
+    if found is not None:
+        return found
+    generation = _GENERATION[0]
+    encoded = _encoded(record)
+    if generation == _GENERATION[0] and _VALIDATED.get(key) is record:
+        _BYTES[key] = encoded
+    return encoded
 
 
 def _identity_bytes(record: Record, pieces: list[_Piece]) -> bytes:
@@ -653,6 +743,186 @@ def _identity_bytes(record: Record, pieces: list[_Piece]) -> bytes:
             continue
         parts.append(key + lean)
     return b"{" + _COMMA.join(parts) + b"}"
+
+
+# Per-kind encoders (docs/adr/0003, "Compiled record kinds"; docs/adr/0011). For each kind,
+# source is generated for ``encode`` (the bytes with prose and without) and, for a kind with
+# an id, ``seal`` (the identity payload hashed, then both forms with the id written in). Each
+# reads every field, confirms it holds the exact type its annotation names, and fills fixed
+# byte templates with no loop over fields. A value of any other type makes it decline
+# (``None``) and the generic walk above answers, so a template only ever encodes what the walk
+# would encode the same way (``tests/cover/test_compiled_kinds.py``). The identity template
+# follows the kind's ``IDENTITY_EXCLUDED``; a kind that overrides ``_identity_excluded`` (its
+# exclusions depend on values, or a test plants a change) is always sealed by the walk.
+@dataclasses.dataclass(frozen=True, slots=True)
+class _KindEncoders:
+    encode: Callable[[Any], tuple[bytes, bytes] | None]
+    seal: Callable[[Any], tuple[str, tuple[bytes, bytes]] | None]
+
+
+_ENCODERS: dict[type, _KindEncoders] = {}
+_NULL_PAIR = (b"null", b"null")
+
+
+def _hint_kind(hint: Any) -> tuple[str, type | None]:
+    """How a field of type ``hint`` is encoded without a call, or ``generic``."""
+    if hint is str or hint is int or hint is bool:
+        return hint.__name__, None
+    if typing.get_origin(hint) in (types.UnionType, typing.Union):
+        others = [option for option in typing.get_args(hint) if option is not type(None)]
+        if len(others) == 1 and len(typing.get_args(hint)) == 2:
+            kind, of = _hint_kind(others[0])
+            if kind in ("str", "int", "enum", "record"):
+                return "optional_" + kind, of
+        return "generic", None
+    if isinstance(hint, type) and issubclass(hint, Record):
+        return "record", hint
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        return "enum", hint
+    if typing.get_origin(hint) is tuple:
+        return "tuple", None
+    return "generic", None
+
+
+# Per kind: the exact-type test, and the expression for the value's bytes (``%d`` takes an
+# int itself) or, for values that may hold prose, for its (with, without) pair.
+_KIND_TEST = {
+    "str": "type({v}) is str",
+    "int": "type({v}) is int",
+    "bool": "type({v}) is bool",
+    "enum": "type({v}) is {t}",
+    "record": "type({v}) is {t}",
+    "optional_str": "({v} is None or type({v}) is str)",
+    "optional_int": "({v} is None or type({v}) is int)",
+    "optional_enum": "({v} is None or type({v}) is {t})",
+    "optional_record": "({v} is None or type({v}) is {t})",
+    "tuple": "type({v}) is tuple",
+}
+_KIND_BYTES = {
+    "str": "_encode_text({v}).encode('utf-8')",
+    "int": "{v}",
+    "bool": "(b'true' if {v} else b'false')",
+    "enum": "_enum_bytes({v})[0]",
+    "optional_str": "(b'null' if {v} is None else _encode_text({v}).encode('utf-8'))",
+    "optional_int": "(b'null' if {v} is None else b'%d' % {v})",
+    "optional_enum": "(b'null' if {v} is None else _enum_bytes({v})[0])",
+}
+_KIND_PAIR = {
+    "record": "(_BYTES.get(id({v})) or _record_bytes({v}))",
+    "optional_record": "(_NULL_PAIR if {v} is None else _BYTES.get(id({v})) or _record_bytes({v}))",
+    "tuple": "_tuple_bytes({v})",
+    "generic": "_value_bytes({v})",
+}
+
+
+def _kind_encoders(record_type: type) -> _KindEncoders:
+    try:
+        hints = typing.get_type_hints(record_type)
+    except NameError:  # a kind whose annotations name what its module cannot see
+        hints = {}
+    names = sorted(_field_names(record_type))
+    id_field = record_type.ID_FIELD  # type: ignore[attr-defined]
+    left_out = record_type.IDENTITY_EXCLUDED  # type: ignore[attr-defined]
+    namespace: dict[str, Any] = {
+        "_encode_text": _encode_text,
+        "_enum_bytes": _enum_bytes,
+        "_record_bytes": _record_bytes,
+        "_BYTES": _BYTES,
+        "_value_bytes": _value_bytes,
+        "_tuple_bytes": _tuple_bytes,
+        "_NULL_PAIR": _NULL_PAIR,
+        "_sha256": hashlib.sha256,
+    }
+    reads, tests, values = [], [], {}
+    full_keys, lean_keys, identity_keys = [], [], []
+    full_args, lean_args, identity_args = [], [], []
+    pairs = []
+    for index, name in enumerate(names):
+        kind, of = _hint_kind(hints.get(name))
+        value, type_name = f"v{index}", f"t{index}"
+        if of is not None:
+            namespace[type_name] = of
+        reads.append(f"    {value} = record.{name}\n")
+        if kind in _KIND_TEST:
+            tests.append(_KIND_TEST[kind].format(v=value, t=type_name))
+        key = (_encode_text(name).encode("utf-8") + _COLON).replace(b"%", b"%%")
+        slot = key + (b"%d" if kind == "int" else b"%b")
+        if kind in _KIND_PAIR:
+            values[index] = f"    p{index} = {_KIND_PAIR[kind].format(v=value)}\n"
+            full, lean = f"p{index}[0]", f"p{index}[1]"
+            pairs.append(index)
+        elif kind == "int":
+            full = lean = value  # ``%d`` writes the int itself
+        else:
+            values[index] = f"    b{index} = {_KIND_BYTES[kind].format(v=value)}\n"
+            full = lean = f"b{index}"
+        full_keys.append(slot)
+        full_args.append(full)
+        if name == "explanation":
+            continue
+        lean_keys.append(slot)
+        lean_args.append(lean)
+        if name == id_field:
+            if record_type.SELF_SEALED:  # type: ignore[attr-defined]
+                identity_keys.append(key + b'""')
+        elif name not in left_out:
+            identity_keys.append(slot)
+            identity_args.append(lean)
+    namespace["FULL"] = b"{" + _COMMA.join(full_keys) + b"}"
+    namespace["LEAN"] = b"{" + _COMMA.join(lean_keys) + b"}"
+    namespace["IDENTITY"] = b"{" + _COMMA.join(identity_keys) + b"}"
+
+    def function(name: str, encoded: Iterable[int], body: str) -> str:
+        # Every field is read and type-tested; only those in ``encoded`` are encoded.
+        test = " and ".join(tests) or "True"
+        lines = "".join(values.get(index, "") for index in encoded)
+        return f"def {name}(record):\n{''.join(reads)}    if not ({test}):\n        return None\n{lines}{body}"
+
+    same = " and ".join(f"p{index}[0] is p{index}[1]" for index in pairs)
+    lean_too = f"    return {{result}}(full, LEAN % {_arguments(lean_args)})\n"
+    if "explanation" not in names:
+        # Without prose, the two forms differ only where a nested value's do.
+        lean_too = "    return {result}(full, full)\n" if not pairs else (
+            f"    if {same}:\n        return {{result}}(full, full)\n{lean_too}"
+        )
+    both = f"    full = FULL % {_arguments(full_args)}\n{lean_too}"
+    identity = f"IDENTITY % {_arguments(identity_args)}"
+    everything = range(len(names))
+    source = function("encode", everything, both.format(result=""))
+    if id_field is not None:
+        # The id's value is the hex digest of the identity payload, written in as text.
+        id_index = names.index(id_field)
+        source += function(
+            "seal",
+            (index for index in everything if index != id_index),
+            f"    digest = _sha256({identity}).hexdigest()\n"
+            f"    b{id_index} = _encode_text(digest).encode('utf-8')\n"
+            + both.format(result="digest, "),
+        )
+    else:
+        source += "seal = None\n"
+    compiled = _compiled(record_type, "encoders", source, namespace)
+    if compiled is None:
+        encoders = _GENERIC_ENCODERS
+    else:
+        encoders = _KindEncoders(compiled["encode"], compiled["seal"])
+    _ENCODERS[record_type] = encoders
+    return encoders
+
+
+def _declined(record: Record) -> None:
+    return None
+
+
+# A kind whose compiled encoders are missing or out of date takes the generic walk.
+_GENERIC_ENCODERS = _KindEncoders(_declined, _declined)
+
+
+def _arguments(expressions: list[str]) -> str:
+    """A tuple display of ``expressions`` (``%`` takes a tuple, even of one)."""
+    if len(expressions) == 1:
+        return f"({expressions[0]},)"
+    return f"({', '.join(expressions)})"
 
 
 def _copied(value: object) -> object:
@@ -677,19 +947,24 @@ class Record:
     SCHEMA: ClassVar[tuple[tuple[str, FieldCheck], ...]] = ()
     ID_FIELD: ClassVar[str | None] = None
     SELF_SEALED: ClassVar[bool] = True
+    # Fields besides prose and the id that a kind's identity leaves out (its ADR says which).
+    IDENTITY_EXCLUDED: ClassVar[frozenset[str]] = frozenset()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         # ``dataclass(slots=True)`` builds a second class with the slots; guard that one.
         if cls.__dict__.get("__slots__") and "__dataclass_fields__" in cls.__dict__:
             _guard_fields(cls)
+            _compile_kind(cls)
 
     def __post_init__(self) -> None:
-        generation = _memo_generation()
+        generation = _GENERATION[0]
         found = self.find_defect()
         if found is not None:
             raise RecordError(found)
-        _remember_valid(self, generation)
+        # Records are built from the inside out, so encoding each one as it is validated
+        # finds its nested records' bytes already remembered.
+        _remember_valid(self, generation, _validated_bytes(self))
 
     def find_defect(self, *, check_identity: bool = True) -> RecordDefect | None:
         name = type(self).__name__
@@ -729,8 +1004,9 @@ class Record:
         return payload
 
     def _identity_excluded(self) -> frozenset[str]:
-        # The one place a record kind leaves further fields out of its identity.
-        return frozenset()
+        # The one place a record kind leaves further fields out of its identity: a kind
+        # overrides this only when what it leaves out depends on its values.
+        return self.IDENTITY_EXCLUDED
 
     def canonical_bytes(self, *, drop_explanations: bool = False) -> bytes:
         """The canonical JSON of ``to_json(drop_explanations=...)``. A record the validation
@@ -776,16 +1052,189 @@ class Record:
             write(record, value)
         if fields:
             raise TypeError(f"{cls.__name__}.sealed() got unknown fields {sorted(fields)}")
-        generation = _memo_generation()
-        found = record.find_defect(check_identity=False)
-        if found is not None:
-            raise RecordError(found)
-        # The parts encoded to hash the record are kept as its bytes, the id written in.
+        return _sealed_from(record)
+
+
+def _sealed_from(record: Record) -> Any:
+    """``Record.sealed`` once every slot is written, the id with a placeholder."""
+    cls = type(record)
+    generation = _GENERATION[0]
+    found = record.find_defect(check_identity=False)
+    if found is not None:
+        raise RecordError(found)
+    # The parts encoded to hash the record are kept as its bytes, the id written in.
+    found = None
+    if cls._identity_excluded is _STATIC_EXCLUSIONS:
+        found = (_ENCODERS.get(cls) or _kind_encoders(cls)).seal(record)
+    if found is None:
         pieces = _record_pieces(record)
         identity = hashlib.sha256(_identity_bytes(record, pieces)).hexdigest()
-        _SLOT_WRITERS[cls][cls.ID_FIELD](record, identity)
-        _remember_valid(record, generation, _joined(pieces, cls.ID_FIELD, f'"{identity}"'.encode()))
-        return record
+        found = identity, _joined(pieces, cls.ID_FIELD, f'"{identity}"'.encode())
+    _SLOT_WRITERS[cls][cls.ID_FIELD](record, found[0])
+    _remember_valid(record, generation, found[1])
+    return record
+
+
+_STATIC_EXCLUSIONS = Record._identity_excluded
+_GENERIC_FIND_DEFECT = Record.find_defect
+_GENERIC_SEALED = Record.sealed.__func__  # type: ignore[attr-defined]
+
+
+# Compiled record kinds (docs/adr/0003, "Compiled record kinds"). When a record kind is
+# created, two of its methods are generated from its fields and ``SCHEMA``, the way
+# ``dataclasses`` generates ``__init__``: ``__init__`` writes each slot directly after one
+# look at the memo (the guarded setters would look once per field), and ``find_defect``
+# runs the checks in ``SCHEMA`` order with each check's accept test inline, calling the
+# check only for a value the test does not accept. Both mean exactly what the generic code
+# means; ``tests/cover/test_identity.py`` runs each against its generic counterpart.
+def _compile_kind(record_type: type) -> None:
+    name = record_type.__name__
+    fields = dataclasses.fields(record_type)  # type: ignore[arg-type]
+    namespace: dict[str, Any] = {
+        "_VALIDATED": _VALIDATED,
+        "_forget_everything": _forget_everything,
+        "RecordDefect": RecordDefect,
+        "Defect": Defect,
+        "CanonicalizationError": CanonicalizationError,
+        "_MAX_SAFE_INT": MAX_SAFE_INT,
+        "_MAX_TEXT_LENGTH": MAX_TEXT_LENGTH,
+        "_has_lone_surrogate": has_lone_surrogate,
+        "_digest_shape": _DIGEST_SHAPE.fullmatch,
+        "_version_shape": _VERSION_PATTERN.fullmatch,
+        "_code_shape": _CODE_PATTERN.fullmatch,
+    }
+    source = []
+    plain = all(
+        field.init and field.default_factory is dataclasses.MISSING for field in fields
+    )
+    defaults = {}
+    for index, field in enumerate(fields):
+        if field.default is not dataclasses.MISSING:
+            defaults[field.name] = f"_default{index}"
+            namespace[f"_default{index}"] = field.default
+    if plain:
+        writers = _SLOT_WRITERS[record_type]
+        parameters = ", ".join(
+            f"{field.name}={defaults[field.name]}" if field.name in defaults else field.name
+            for field in fields
+        )
+        lines = ["    if _VALIDATED.get(id(self)) is self:", "        _forget_everything()"]
+        for index, field in enumerate(fields):
+            namespace[f"_write{index}"] = writers[field.name]
+            lines.append(f"    _write{index}(self, {field.name})")
+        lines.append("    self.__post_init__()")
+        source.append(f"def __init__(self, {parameters}):\n" + "\n".join(lines))
+    id_field = record_type.ID_FIELD  # type: ignore[attr-defined]
+    if plain and id_field is not None:
+        # ``sealed``: keyword-only fields, the id's placeholder as its default.
+        namespace.update(_new=object.__new__, _sealed_from=_sealed_from)
+        namespace["_PLACEHOLDER"] = "0" * DIGEST_LENGTH
+        defaults[id_field] = "_PLACEHOLDER"
+        keywords = ", ".join(
+            f"{field.name}={defaults[field.name]}" if field.name in defaults else field.name
+            for field in fields
+        )
+        writes = "".join(f"    _write{index}(record, {field.name})\n" for index, field in enumerate(fields))
+        source.append(
+            f"def sealed(cls, *, {keywords}):\n"
+            f"    record = _new(cls)\n{writes}"
+            f"    return _sealed_from(record)"
+        )
+    if getattr(record_type.find_defect, "__func__", record_type.find_defect) in (
+        _GENERIC_FIND_DEFECT,
+        *_GENERATED_FIND_DEFECTS,
+    ):
+        lines = []
+        for index, (field_name, check) in enumerate(record_type.SCHEMA):  # type: ignore[attr-defined]
+            namespace[f"_check{index}"] = check
+            value = f"v{index}"
+            lines.append(f"    {value} = self.{field_name}")
+            found = (
+                f"        found = _check{index}({value})\n"
+                f"        if found is not None:\n"
+                f"            return RecordDefect({name!r}, {field_name!r}, found)"
+            )
+            accept = _ACCEPT_TESTS.get(check)
+            if accept is None:
+                lines.append(found.replace("        ", "    ", 1).replace("\n        ", "\n    "))
+                continue
+            test, names = accept
+            renamed = {}
+            for key, named in names.items():
+                renamed[key] = f"_{key}{index}"
+                namespace[renamed[key]] = named
+            lines.append(f"    if not {test.format(v=value, **renamed)}:\n{found}")
+        identity = (
+            ""
+            if id_field is None
+            else (
+                "        if cross is None and check_identity:\n"
+                f"            if self.{id_field} != self._checked_id():\n"
+                f"                cross = ({id_field!r}, Defect.IDENTITY_MISMATCH)\n"
+            )
+        )
+        lines.append(
+            "    try:\n"
+            "        cross = self._cross_check()\n"
+            f"{identity}"
+            "    except CanonicalizationError:\n"
+            "        cross = ('$', Defect.NOT_CANONICAL)\n"
+            f"    return None if cross is None else RecordDefect({name!r}, cross[0], cross[1])"
+        )
+        source.append(
+            "def find_defect(self, *, check_identity=True):\n" + "\n".join(lines)
+        )
+    compiled = _compiled(record_type, "methods", "\n".join(source) + "\n", namespace)
+    if compiled is None:
+        return
+    if "__init__" in compiled:
+        generated = compiled["__init__"]
+        generated.__qualname__ = f"{record_type.__qualname__}.__init__"
+        generated.__annotations__ = dict(record_type.__init__.__annotations__)
+        record_type.__init__ = generated  # type: ignore[misc]
+    if "sealed" in compiled:
+        generated = compiled["sealed"]
+        generated.__qualname__ = f"{record_type.__qualname__}.sealed"
+        generated.__doc__ = _GENERIC_SEALED.__doc__
+        record_type.sealed = classmethod(generated)  # type: ignore[attr-defined]
+    if "find_defect" in compiled:
+        generated = compiled["find_defect"]
+        generated.__qualname__ = f"{record_type.__qualname__}.find_defect"
+        generated.__doc__ = _GENERIC_FIND_DEFECT.__doc__
+        _GENERATED_FIND_DEFECTS.add(generated)
+        record_type.find_defect = generated  # type: ignore[attr-defined]
+
+
+_GENERATED_FIND_DEFECTS: set[Callable[..., Any]] = set()
+
+# What ``_compile_kind`` and ``_kind_encoders`` generate for each kind, by key: the source and
+# the names it takes. ``practice-loop compile-kinds`` writes every kernel kind's source into
+# ``compiled_kinds`` (a plain module, reviewed like any other), and the kernel installs a
+# kind's functions from there only while their source is exactly what the kind generates now.
+GENERATED_SOURCES: dict[str, tuple[str, tuple[str, ...]]] = {}
+
+
+def kind_key(record_type: type, part: str) -> str:
+    return f"{record_type.__module__}.{record_type.__qualname__}:{part}"
+
+
+def source_digest(source: str, names: tuple[str, ...]) -> str:
+    return hashlib.sha256(canonical_json([source, list(names)])).hexdigest()
+
+
+def _compiled(
+    record_type: type, part: str, source: str, namespace: dict[str, Any]
+) -> dict[str, Any] | None:
+    """The functions ``source`` defines, built by ``compiled_kinds`` from ``namespace``; or
+    ``None`` when that module holds no current build of them (the generic code then
+    answers: slower, never different)."""
+    key = kind_key(record_type, part)
+    names = tuple(sorted(namespace))
+    GENERATED_SOURCES[key] = (source, names)
+    build = compiled_kinds.BUILDS.get(key)
+    if build is None or build[0] != source_digest(source, names):
+        return None
+    return build[1](**namespace)  # type: ignore[no-any-return]
 
 
 def inspect_record(value: object, record_type: type) -> RecordDefect | None:
@@ -826,6 +1275,11 @@ def checked_canonical_bytes(value: object, record_type: type) -> bytes:
 _MEMO_LIMIT = 1 << 13
 _VALIDATED: dict[int, Record] = {}
 _REMEMBERED: dict[tuple[int, str], object] = {}
+# A trusted record's canonical bytes (with prose, without), by id. An entry exists only while
+# the record's own ``_VALIDATED`` entry does (both are emptied together, never one by one), so
+# finding one proves the record is that live, trusted object: the lookup needs no other check.
+_BYTES: dict[int, tuple[bytes, bytes]] = {}
+_TUPLE_BYTES: dict[int, tuple[tuple[object, ...], tuple[bytes, bytes]]] = {}
 _GENERATION = [0]
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 
@@ -862,6 +1316,8 @@ def _memo_generation() -> int:
 def _forget_everything() -> None:
     _VALIDATED.clear()
     _REMEMBERED.clear()
+    _BYTES.clear()
+    _TUPLE_BYTES.clear()
     _GENERATION[0] += 1
 
 
@@ -881,7 +1337,7 @@ def _remember_valid(record: Record, generation: int, encoded: object = None) -> 
         return
     _VALIDATED[id(record)] = record
     if encoded is not None:
-        _REMEMBERED[(id(record), _BYTES_KEY)] = encoded
+        _BYTES[id(record)] = encoded  # type: ignore[assignment]
 
 
 def remembered(record: Record, key: str, compute: Callable[[], Any]) -> Any:
