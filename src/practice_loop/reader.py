@@ -442,7 +442,14 @@ _CUE_PATTERN = (
 )
 _CUE = re.compile(_opens_with(["w", *(surface[0] for surface in ACTIVE_CUES)]) + _CUE_PATTERN)
 
-_HAZARD_BY_WORD = {word: code for code, words in HAZARD_WORDS.items() for word in words}
+# Hazards are collected by position in ``HazardCode`` order (an enum's hash is Python code).
+_HAZARD_CODES = tuple(HazardCode)
+_HAZARD_INDEX = {code: index for index, code in enumerate(_HAZARD_CODES)}
+_CHANGES = _HAZARD_INDEX[HazardCode.MULTIPLE_CHANGES]
+_ENTITIES = _HAZARD_INDEX[HazardCode.MULTIPLE_ENTITIES]
+_HAZARD_BY_WORD = {
+    word: _HAZARD_INDEX[code] for code, words in HAZARD_WORDS.items() for word in words
+}
 # A phrase that can only match where a word occurs (every match of it contains the word) is
 # left out of its code's scanner for a text without that word. Alternatives are tried first
 # to last at each position, so one that can match nowhere changes no match: the scanner
@@ -456,25 +463,37 @@ def _phrase_scanner(patterns: Iterable[str]) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{pattern})" for pattern in patterns), re.IGNORECASE)
 
 
-_HAZARD_PHRASES = {code: _phrase_scanner(patterns) for code, patterns in HAZARD_PHRASES.items()}
-# Per code: (the needed words, the scanner without the phrases that need them), where any.
-_HAZARD_PHRASES_WITHOUT = {
-    code: (
-        re.compile("|".join(re.escape(_PHRASE_NEEDS_WORD[p]) for p in gated), re.IGNORECASE),
-        _phrase_scanner(p for p in patterns if p not in gated),
+@dataclasses.dataclass(frozen=True, slots=True)
+class _PhraseScanner:
+    """One hazard code's phrases: the full scanner and, where some phrase needs a word, the
+    words and the scanner without those phrases."""
+
+    index: int
+    full: re.Pattern[str]
+    needed: re.Pattern[str] | None
+    without: re.Pattern[str] | None
+
+    def spans(self, text: str) -> Iterable[tuple[int, int]]:
+        scanner = self.full
+        if self.needed is not None and self.needed.search(text) is None:
+            scanner = self.without  # type: ignore[assignment]
+        return (match.span() for match in scanner.finditer(text))
+
+
+def _phrase_scanners(code: HazardCode, patterns: tuple[str, ...]) -> _PhraseScanner:
+    gated = [pattern for pattern in patterns if pattern in _PHRASE_NEEDS_WORD]
+    needed = "|".join(re.escape(_PHRASE_NEEDS_WORD[pattern]) for pattern in gated)
+    return _PhraseScanner(
+        _HAZARD_INDEX[code],
+        _phrase_scanner(patterns),
+        re.compile(needed, re.IGNORECASE) if gated else None,
+        _phrase_scanner(p for p in patterns if p not in gated) if gated else None,
     )
-    for code, patterns in HAZARD_PHRASES.items()
-    if (gated := [pattern for pattern in patterns if pattern in _PHRASE_NEEDS_WORD])
-}
 
 
-def _phrase_spans(code: HazardCode, text: str) -> Iterable[tuple[int, int]]:
-    scanner = _HAZARD_PHRASES[code]
-    if code in _HAZARD_PHRASES_WITHOUT:
-        needed, without = _HAZARD_PHRASES_WITHOUT[code]
-        if needed.search(text) is None:
-            scanner = without
-    return (match.span() for match in scanner.finditer(text))
+_PHRASE_SCANNERS = tuple(
+    _phrase_scanners(code, patterns) for code, patterns in HAZARD_PHRASES.items()
+)
 _UNREAD_NUMBERS = frozenset(UNREAD_NUMBER_WORDS)
 # Whole ASCII words: "Tom's" gives "Tom" and "s"; "café" gives nothing.
 _WORD_TOKEN = re.compile(r"\b[A-Za-z]+\b")
@@ -761,26 +780,38 @@ def _parse(scan: _Scan) -> _Parse | None:
 
 class _Spans:
     """Exact spans of one text; ``sentence_index`` counts . ? ! before the start, as
-    ``examples.span_of`` does."""
+    ``examples.span_of`` does. One text's equal spans are one record: a count is evidence
+    for its fact and often for a hazard too, and records are values."""
 
     def __init__(self, text: str) -> None:
         self._text = text
         self._marks = [match.start() for match in re.finditer(r"[.?!]", text)]
+        self._made: dict[tuple[int, int], SourceSpan] = {}
 
     def __call__(self, start: int, end: int) -> SourceSpan:
-        index = bisect.bisect_left(self._marks, start)
-        return SourceSpan(self._text[start:end], start, end, index)
+        span = self._made.get((start, end))
+        if span is None:
+            index = bisect.bisect_left(self._marks, start)
+            span = self._made[start, end] = SourceSpan(self._text[start:end], start, end, index)
+        return span
 
 
-def _hazard_spans(scan: _Scan) -> dict[HazardCode, set[tuple[int, int]]]:
-    found: dict[HazardCode, set[tuple[int, int]]] = {code: set() for code in HazardCode}
+def _hazard_spans(scan: _Scan) -> list[set[tuple[int, int]]]:
+    """Each hazard's evidence offsets, by position in ``HazardCode`` order."""
+    found: list[set[tuple[int, int]]] = [set() for _ in _HAZARD_CODES]
+    # "he" and "she" in one text are two people; "they" may be things, so it is not counted.
+    persons = []
     for start, end, word in scan.words:
-        code = _HAZARD_BY_WORD.get(word.lower())
+        lowered = word.lower()
+        code = _HAZARD_BY_WORD.get(lowered)
         if code is not None:
             found[code].add((start, end))
-    for code in _HAZARD_PHRASES:
-        found[code].update(_phrase_spans(code, scan.text))
-    changes = found[HazardCode.MULTIPLE_CHANGES]
+        person = PRONOUN_PERSONS.get(lowered)
+        if person == "he" or person == "she":
+            persons.append((start, end, person))
+    for phrases in _PHRASE_SCANNERS:
+        found[phrases.index].update(phrases.spans(scan.text))
+    changes = found[_CHANGES]
     if len(scan.counts) > 2:
         changes.update((count.start, count.end) for count in scan.counts)
     starts = [start for start, _ in scan.sentences]
@@ -789,14 +820,11 @@ def _hazard_spans(scan: _Scan) -> dict[HazardCode, set[tuple[int, int]]]:
     # shows that as an ambiguous direction. More, or cues in two sentences, are changes.
     if len(cue_sentences) > 1 or len(scan.cues) > 2:
         changes.update((cue.start, cue.end) for cue in scan.cues)
-    entities = found[HazardCode.MULTIPLE_ENTITIES]
+    entities = found[_ENTITIES]
     if scan.names:
         main = scan.names[0][2]
         entities.update((start, end) for start, end, name in scan.names if name != main)
-    # "he" and "she" in one text are two people; "they" may be things, so it is not counted.
     # The evidence is every pronoun of the person that is not mentioned first.
-    persons = [(start, end, PRONOUN_PERSONS.get(word.lower())) for start, end, word in scan.words]
-    persons = [item for item in persons if item[2] in ("he", "she")]
     if persons:
         first_person = persons[0][2]
         entities.update((start, end) for start, end, who in persons if who != first_person)
@@ -807,9 +835,9 @@ def _hazards(scan: _Scan, span: _Spans) -> tuple[FrameHazard, ...]:
     """One hazard per code that fires, in ``HazardCode`` order, its evidence in text order."""
     found = _hazard_spans(scan)
     return tuple(
-        FrameHazard(code, tuple(span(start, end) for start, end in sorted(found[code])))
-        for code in HazardCode
-        if found[code]
+        FrameHazard(code, tuple(span(start, end) for start, end in sorted(evidence)))
+        for code, evidence in zip(_HAZARD_CODES, found, strict=True)
+        if evidence
     )
 
 

@@ -34,7 +34,7 @@ from practice_loop.kernel import (
     decide_search_gate,
     project_residuals,
 )
-from practice_loop.kernel.gate import GATE_STATUS_BY_REASON
+from practice_loop.kernel.gate import GATE_STATUS_BY_REASON, gate_input_digest
 from practice_strategies import (
     ALL_ROLES,
     FRAME_RECIPES,
@@ -774,3 +774,22 @@ def test_unknown_well_formed_reason_is_representable(
     with pytest.raises(RecordError) as raised:
         SearchGateDecision.sealed(**fields_for_sealing(chain.gate, reason_code="Eligible-Kind"))
     assert raised.value.found.defect is Defect.CODE_MALFORMED
+
+
+@pytest.mark.obligation("LOCAL-0002/input_digest")
+@given(
+    st.none() | digests | st.text(max_size=70),
+    st.none() | digests | st.text(max_size=70),
+    st.lists(digests | st.text(max_size=70), max_size=4).map(tuple),
+)
+def test_input_digest_is_the_hash_of_its_canonical_payload(frame_digest, assessment_id, ids):
+    """The input digest of a context of digests is written from a template; it, and that of
+    any other context, is SHA-256 of the canonical JSON of the payload (the oracle's own
+    encoder, not the kernel's)."""
+    payload = {
+        "schema_version": "search_gate_input.v1",
+        "problem_frame_digest": frame_digest,
+        "contract_assessment_id": assessment_id,
+        "residual_ids": list(ids),
+    }
+    assert gate_input_digest(frame_digest, assessment_id, ids) == oracle.digest_of(payload)

@@ -590,7 +590,5 @@ def test_scanner_shortcuts_find_exactly_what_the_plain_patterns_find(text):
     assert matches(reader._QUANTITY, text) == matches(plain_quantity, text)
     plain_cue = re.compile(reader._CUE_PATTERN)
     assert matches(reader._CUE, text) == matches(plain_cue, text)
-    for code in HazardCode:
-        if code in reader._HAZARD_PHRASES:
-            full = [m.span() for m in reader._HAZARD_PHRASES[code].finditer(text)]
-            assert list(reader._phrase_spans(code, text)) == full
+    for phrases in reader._PHRASE_SCANNERS:
+        assert list(phrases.spans(text)) == [m.span() for m in phrases.full.finditer(text)]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import hashlib
 from typing import ClassVar
 
 from .assessment import AssessmentStatus, ContractAssessment
@@ -25,6 +26,7 @@ from .identity import (
     code,
     digest,
     inspect_record,
+    is_digest,
     is_version,
     member_of,
     nested,
@@ -306,6 +308,22 @@ def gate_input_digest(
     """The residual context's identity, from fields the decision itself carries, so that any
     holder of the decision can reproduce it (ADR-0228 §6); unvalidated parts are ``None``
     and malformed residuals contribute no id."""
+    if (
+        (problem_frame_digest is None or is_digest(problem_frame_digest))
+        and (contract_assessment_id is None or is_digest(contract_assessment_id))
+        and type(residual_ids) is tuple
+        and all(is_digest(residual_id) for residual_id in residual_ids)
+    ):
+        # The usual context, every part a digest or None: its canonical bytes are written
+        # from a template, as the encoder would write them (hex needs no escaping).
+        return hashlib.sha256(
+            _GATE_INPUT_TEMPLATE
+            % (
+                _quoted_or_null(contract_assessment_id),
+                _quoted_or_null(problem_frame_digest),
+                b",".join(b'"%s"' % residual_id.encode("ascii") for residual_id in residual_ids),
+            )
+        ).hexdigest()
     return sha256_digest(
         {
             "schema_version": GATE_INPUT_SCHEMA_VERSION,
@@ -314,6 +332,16 @@ def gate_input_digest(
             "residual_ids": list(residual_ids),
         }
     )
+
+
+_GATE_INPUT_TEMPLATE = (
+    b'{"contract_assessment_id":%b,"problem_frame_digest":%b,"residual_ids":[%b],'
+    b'"schema_version":"' + GATE_INPUT_SCHEMA_VERSION.encode("ascii") + b'"}'
+)
+
+
+def _quoted_or_null(checked_digest: str | None) -> bytes:
+    return b"null" if checked_digest is None else b'"%s"' % checked_digest.encode("ascii")
 
 
 def _residuals_defect(residuals: object) -> RecordDefect | None:

@@ -61,7 +61,13 @@ def residual_kind_for(blocker_code: BlockerCode) -> ResidualKind:
     post: (__return__ is ResidualKind.UNCLASSIFIED) != (blocker_code in RESIDUAL_KIND_BY_BLOCKER)
     post: not blocker_code.value.startswith("hazard_") or __return__ is ResidualKind.UNCLASSIFIED
     """
+    if type(blocker_code) is BlockerCode:  # found by identity: an enum's hash is Python code
+        return _KIND_BY_BLOCKER_ID.get(id(blocker_code), ResidualKind.UNCLASSIFIED)
     return RESIDUAL_KIND_BY_BLOCKER.get(blocker_code, ResidualKind.UNCLASSIFIED)
+
+
+# The table above, keyed by each member's identity (members live as long as their class).
+_KIND_BY_BLOCKER_ID = {id(code): kind for code, kind in RESIDUAL_KIND_BY_BLOCKER.items()}
 
 
 _BLOCKER_CODE_VALUES = frozenset(member.value for member in BlockerCode)
