@@ -153,3 +153,23 @@ def test_a_remembered_result_altered_in_place_is_not_served_again(frame, data):
     assert again is not first
     assert type(again) is ContractAssessment and again.organ_version == genuine
     object.__setattr__(first, "organ_version", genuine)
+
+
+@pytest.mark.obligation("LOCAL-0003/validation_memo")
+def test_a_remembered_tuple_is_encoded_again_once_its_records_change():
+    """A tuple of trusted records is remembered by identity (evidence tuples pass from stage
+    to stage); an in-place write to one of its records forgets it with everything else, and a
+    tuple holding a list, which may change, is never remembered."""
+    spans = (practice_case(shipped_examples()[0].frame).frame.facts[0].span,)
+    before = memo._tuple_bytes(spans)
+    assert id(spans) in memo._TUPLE_BYTES
+    object.__setattr__(spans[0], "start", spans[0].start + 1)
+    assert id(spans) not in memo._TUPLE_BYTES
+    assert memo._tuple_bytes(spans) != before
+    holder = ("a", ["b"])
+    assert memo._tuple_bytes(holder)[0] == b'["a",["b"]]'
+    holder[1].append("c")
+    assert memo._tuple_bytes(holder)[0] == b'["a",["b","c"]]'
+    versions = (("gate", "search_gate.v1"), ("budget", "compute_budget.v1"))
+    memo._tuple_bytes(versions)
+    assert id(versions) in memo._TUPLE_BYTES  # exact strings in remembered tuples never change

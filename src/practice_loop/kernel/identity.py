@@ -593,32 +593,40 @@ def _value_bytes(value: object) -> tuple[bytes, bytes]:
 
 
 def _tuple_bytes(items: tuple[object, ...]) -> tuple[bytes, bytes]:
-    """A checked tuple as canonical bytes, with prose and without. A tuple of records the
-    memo trusts is remembered by identity: the tuple cannot change, nor can its records
-    while they stay trusted, and forgetting them forgets this too (``_forget_everything``).
-    Evidence tuples are handed on unchanged from stage to stage, so each is encoded once."""
+    """A checked tuple as canonical bytes, with prose and without. A tuple that cannot change
+    is remembered by identity: one of exact strings, ints, bools, ``None``, remembered tuples
+    and records the memo trusts (which cannot change while trusted; forgetting them forgets
+    this too, ``_forget_everything``). Evidence tuples are handed on unchanged from stage to
+    stage, and version tables are constants, so each is encoded once."""
     found = _TUPLE_BYTES.get(id(items))
     if found is not None and found[0] is items:
         return found[1]
     if not items:
         return _EMPTY_PAIR
     generation = _GENERATION[0]
-    trusted = True
+    unchanging = True
     fulls, leans = [], []
     same = True
     for item in items:
-        if _VALIDATED.get(id(item)) is item:
+        kind = type(item)
+        if kind is str:
+            text = _encode_text(item).encode("utf-8")
+            pair = (text, text)
+        elif _VALIDATED.get(id(item)) is item:
             pair = _BYTES.get(id(item)) or _record_bytes(item)  # type: ignore[arg-type]
         else:
-            trusted = False
             pair = _value_bytes(item)
+            if kind is tuple:
+                unchanging = unchanging and (not item or id(item) in _TUPLE_BYTES)
+            elif kind is not int and kind is not bool and item is not None:
+                unchanging = False
         fulls.append(pair[0])
         leans.append(pair[1])
         if pair[0] is not pair[1]:
             same = False
     full = b"[" + _COMMA.join(fulls) + b"]"
     encoded = (full, full) if same else (full, b"[" + _COMMA.join(leans) + b"]")
-    if trusted and generation == _GENERATION[0]:
+    if unchanging and generation == _GENERATION[0]:
         if len(_TUPLE_BYTES) >= _MEMO_LIMIT:
             _forget_everything()
         else:
