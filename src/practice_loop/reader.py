@@ -459,8 +459,27 @@ _PHRASE_NEEDS_WORD = {
 }
 
 
+# The characters each phrase can open with (case-insensitively, as the phrases match). A
+# scanner whose every phrase is listed opens with a lookahead for them (``_opens_with``).
+_PHRASE_OPENS = {
+    r"\ban hour\b": "a",
+    r"\ba (?:minute|day|week|month|year)\b": "a",
+    r"\bas (?:many|much)\b": "a",
+    r"[$£€¥]?[0-9]*\.[0-9]+": "$£€¥0123456789.",
+    r"\beach other\b": "e",
+    r"\bhow (?:many|much) (?:more|less|fewer)\b": "h",
+    r"\b(?:at first|in the beginning|to (?:begin|start) with)\b": "ait",
+    r"\bstart(?:ed|s)? with\b": "s",
+}
+
+
 def _phrase_scanner(patterns: Iterable[str]) -> re.Pattern[str]:
-    return re.compile("|".join(f"(?:{pattern})" for pattern in patterns), re.IGNORECASE)
+    patterns = list(patterns)
+    alternatives = "|".join(f"(?:{pattern})" for pattern in patterns)
+    if all(pattern in _PHRASE_OPENS for pattern in patterns):
+        opens = _opens_with("".join(_PHRASE_OPENS[pattern] for pattern in patterns))
+        alternatives = f"{opens}(?:{alternatives})"
+    return re.compile(alternatives, re.IGNORECASE)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -567,6 +567,7 @@ _SCANNER_WORDS = st.sampled_from(
         "many", "much", "at", "first", "in", "the", "beginning", "to", "begin", "start",
         "started", "starts", "with", "ate", "gave", "were", "eaten", "sold", "or", "and",
         "an", "hour", "a", "day", "as", "3/4", "50%", "2.5", "\u017ftart", "\u0131n", ".", "?",
+        "each", "other", "EACH", "\u20ac3.50", ".75", "week", "AN", "HOUR",
     ]
 )
 _SCANNER_TEXTS = st.lists(_SCANNER_WORDS, max_size=30).map(" ".join)
@@ -574,11 +575,18 @@ _SCANNER_TEXTS = st.lists(_SCANNER_WORDS, max_size=30).map(" ".join)
 
 @pytest.mark.obligation("LOCAL-0005/frame_schema")
 @example("Tom is taller than Ann. How many more apples than pears?")
+# Every phrase of every hazard, without "than" and then with it.
+@example(
+    "At first Tom started with 5 apples; in the beginning, to begin with, to start with, he "
+    "eats as many as each other, an hour a day, for $3.50 or .75 of 3/4 (50%). How many more?"
+)
+@example("Start with an hour as much as Ann: each other, than a week. HOW MUCH LESS? 1.5 \u00bd")
 @given(_SCANNER_TEXTS | st.text(max_size=80))
 def test_scanner_shortcuts_find_exactly_what_the_plain_patterns_find(text):
-    """The quantity and cue scanners open with a lookahead for their first characters, and
-    a hazard phrase that needs a word ("than") is left out of a text without it; each match,
-    its span and its groups are what the plain pattern gives, so no frame changes."""
+    """The quantity, cue and phrase scanners open with a lookahead for their first
+    characters, and a hazard phrase that needs a word ("than") is left out of a text without
+    it; each match, its span and its groups are what the plain pattern gives, so no frame
+    changes."""
     import re
 
     from practice_loop import reader
@@ -590,5 +598,7 @@ def test_scanner_shortcuts_find_exactly_what_the_plain_patterns_find(text):
     assert matches(reader._QUANTITY, text) == matches(plain_quantity, text)
     plain_cue = re.compile(reader._CUE_PATTERN)
     assert matches(reader._CUE, text) == matches(plain_cue, text)
-    for phrases in reader._PHRASE_SCANNERS:
-        assert list(phrases.spans(text)) == [m.span() for m in phrases.full.finditer(text)]
+    for code, patterns in reader.HAZARD_PHRASES.items():
+        plain = re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
+        (phrases,) = [s for s in reader._PHRASE_SCANNERS if s.index == list(HazardCode).index(code)]
+        assert list(phrases.spans(text)) == [m.span() for m in plain.finditer(text)]

@@ -366,8 +366,36 @@ _accepts(label, f"({_TEXT_TEST} and {{v}} != '')")
 _DIGEST_SHAPE = re.compile(f"[0-9a-f]{{{DIGEST_LENGTH}}}")
 
 
+class _Shape:
+    """Whether a string fully matches ``pattern``, remembering the strings that did. One
+    digest or code is checked in record after record along a case, and a set lookup (a
+    string's hash is cached) costs less than matching again; strings cannot change."""
+
+    __slots__ = ("_fullmatch", "seen")
+
+    def __init__(self, pattern: re.Pattern[str]) -> None:
+        self._fullmatch = pattern.fullmatch
+        self.seen: set[str] = set()
+
+    def __call__(self, value: str) -> bool:
+        if value in self.seen:
+            return True
+        if self._fullmatch(value) is None:
+            return False
+        if len(self.seen) >= _SEEN_LIMIT:
+            self.seen.clear()
+        self.seen.add(value)
+        return True
+
+
+_SEEN_LIMIT = 1 << 13
+_DIGEST = _Shape(_DIGEST_SHAPE)
+_VERSION = _Shape(_VERSION_PATTERN)
+_CODE = _Shape(_CODE_PATTERN)
+
+
 def is_digest(value: object) -> bool:
-    return type(value) is str and _DIGEST_SHAPE.fullmatch(value) is not None
+    return type(value) is str and _DIGEST(value)
 
 
 def digest(value: object) -> Defect | None:
@@ -378,7 +406,7 @@ def digest(value: object) -> Defect | None:
 
 
 def is_version(value: object) -> bool:
-    return type(value) is str and _VERSION_PATTERN.fullmatch(value) is not None
+    return type(value) is str and _VERSION(value)
 
 
 def version(value: object) -> Defect | None:
@@ -392,12 +420,12 @@ def code(value: object) -> Defect | None:
     """A reason, blocker or obligation code: lowercase snake case, at most 96 characters."""
     if type(value) is not str:
         return Defect.WRONG_TYPE
-    return None if _CODE_PATTERN.fullmatch(value) else Defect.CODE_MALFORMED
+    return None if _CODE(value) else Defect.CODE_MALFORMED
 
 
-_accepts(digest, "(type({v}) is str and _digest_shape({v}) is not None)")
-_accepts(version, "(type({v}) is str and _version_shape({v}) is not None)")
-_accepts(code, "(type({v}) is str and _code_shape({v}) is not None)")
+_accepts(digest, "(type({v}) is str and ({v} in _digests_seen or _digest_shape({v})))")
+_accepts(version, "(type({v}) is str and ({v} in _versions_seen or _version_shape({v})))")
+_accepts(code, "(type({v}) is str and ({v} in _codes_seen or _code_shape({v})))")
 
 
 def exactly(*supported: str) -> FieldCheck:
@@ -1107,9 +1135,12 @@ def _compile_kind(record_type: type) -> None:
         "_MAX_SAFE_INT": MAX_SAFE_INT,
         "_MAX_TEXT_LENGTH": MAX_TEXT_LENGTH,
         "_has_lone_surrogate": has_lone_surrogate,
-        "_digest_shape": _DIGEST_SHAPE.fullmatch,
-        "_version_shape": _VERSION_PATTERN.fullmatch,
-        "_code_shape": _CODE_PATTERN.fullmatch,
+        "_digest_shape": _DIGEST,
+        "_version_shape": _VERSION,
+        "_code_shape": _CODE,
+        "_digests_seen": _DIGEST.seen,
+        "_versions_seen": _VERSION.seen,
+        "_codes_seen": _CODE.seen,
     }
     source = []
     plain = all(
@@ -1130,7 +1161,23 @@ def _compile_kind(record_type: type) -> None:
         for index, field in enumerate(fields):
             namespace[f"_write{index}"] = writers[field.name]
             lines.append(f"    _write{index}(self, {field.name})")
-        lines.append("    self.__post_init__()")
+        if record_type.__post_init__ is Record.__post_init__:  # type: ignore[attr-defined]
+            # ``Record.__post_init__``, written out.
+            namespace.update(
+                _GENERATION=_GENERATION,
+                RecordError=RecordError,
+                _remember_valid=_remember_valid,
+                _validated_bytes=_validated_bytes,
+            )
+            lines += [
+                "    generation = _GENERATION[0]",
+                "    found = self.find_defect()",
+                "    if found is not None:",
+                "        raise RecordError(found)",
+                "    _remember_valid(self, generation, _validated_bytes(self))",
+            ]
+        else:
+            lines.append("    self.__post_init__()")
         source.append(f"def __init__(self, {parameters}):\n" + "\n".join(lines))
     id_field = record_type.ID_FIELD  # type: ignore[attr-defined]
     if plain and id_field is not None:
