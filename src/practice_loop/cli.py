@@ -22,6 +22,7 @@ from .store import DEFAULT_STORE, StoreError, TraceStore
 
 SAMPLE = "sample.jsonl"
 
+BUILT_IN_COMMANDS = frozenset({"run", "verify", "show"})
 # Commands of their own modules, imported only when named (or for help): ``run`` should not
 # pay for loading the prover, the fuzz campaign or the Workbench. Module, then the function
 # that adds its commands to the parser.
@@ -172,12 +173,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-BUILT_IN_COMMANDS = frozenset({"run", "verify", "show"})
-
-
 def _command_named(argv: Sequence[str]) -> str | None:
     """The command ``argv`` names, when its first argument is one (options come after it)."""
-    return argv[0] if argv and (argv[0] in BUILT_IN_COMMANDS or argv[0] in EXTENSION_COMMANDS) else None
+    if argv and (argv[0] in BUILT_IN_COMMANDS or argv[0] in EXTENSION_COMMANDS):
+        return argv[0]
+    return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -133,3 +133,27 @@ def test_module_entry_point(tmp_path):
         check=True,
     )
     assert "wrong_ids: []" in result.stdout
+
+
+def test_a_command_imports_only_its_own_module():
+    """``run`` loads none of the other commands' modules (issue 3: start-up counts in a
+    run's throughput); a command of its own module loads that module; help lists them all."""
+    script = (
+        "import sys\n"
+        "from practice_loop.cli import EXTENSION_COMMANDS, build_parser\n"
+        "modules = {f'practice_loop.{module}' for module, _ in EXTENSION_COMMANDS.values()}\n"
+        "build_parser('run')\n"
+        "print(sorted(modules & set(sys.modules)))\n"
+        "build_parser('prove-policy')\n"
+        "print(sorted(modules & set(sys.modules)))\n"
+        "print(build_parser().format_help())\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    after_run, after_prove, help_text = result.stdout.split("\n", 2)
+    assert after_run == "[]"
+    assert after_prove == "['practice_loop.prove_policy']"
+    for command in ["run", "verify", "show", "vectors", "gate", "workbench", "fuzz",
+                    "contracts", "policy-diff", "prove-policy", "compile-kinds"]:
+        assert command in help_text
