@@ -48,7 +48,7 @@ def _kernel_answer_AnswerRefusal_encoders(*, FULL, IDENTITY, LEAN, _BYTES, _NULL
     return {'encode': encode, 'seal': seal}
 
 
-def _kernel_answer_AnswerRefusal_methods(*, CanonicalizationError, Defect, RecordDefect, RecordError, _GENERATION, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _PLACEHOLDER, _VALIDATED, _check0, _check1, _check2, _check3, _check4, _check5, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _new, _remember_valid, _sealed_from, _supported1, _validated_bytes, _version_shape, _versions_seen, _write0, _write1, _write2, _write3, _write4, _write5):
+def _kernel_answer_AnswerRefusal_methods(*, CanonicalizationError, Defect, RecordDefect, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _PLACEHOLDER, _VALIDATED, _check0, _check1, _check2, _check3, _check4, _check5, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _new, _sealed_from, _supported1, _version_shape, _versions_seen, _write0, _write1, _write2, _write3, _write4, _write5):
     def __init__(self, answer_refusal_id, schema_version, problem_frame_digest, original_contract_assessment_id, reason_codes, explanation):
         if _VALIDATED.get(id(self)) is self:
             _forget_everything()
@@ -58,11 +58,7 @@ def _kernel_answer_AnswerRefusal_methods(*, CanonicalizationError, Defect, Recor
         _write3(self, original_contract_assessment_id)
         _write4(self, reason_codes)
         _write5(self, explanation)
-        generation = _GENERATION[0]
-        found = self.find_defect()
-        if found is not None:
-            raise RecordError(found)
-        _remember_valid(self, generation, _validated_bytes(self))
+        self.__post_init__()
     def sealed(cls, *, answer_refusal_id=_PLACEHOLDER, schema_version, problem_frame_digest, original_contract_assessment_id, reason_codes, explanation):
         record = _new(cls)
         _write0(record, answer_refusal_id)
@@ -166,7 +162,7 @@ def _kernel_answer_ProofGatedAnswer_encoders(*, FULL, IDENTITY, LEAN, _BYTES, _N
     return {'encode': encode, 'seal': seal}
 
 
-def _kernel_answer_ProofGatedAnswer_methods(*, CanonicalizationError, Defect, RecordDefect, RecordError, _GENERATION, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _PLACEHOLDER, _VALIDATED, _check0, _check1, _check2, _check3, _check4, _check5, _check6, _check7, _check8, _check9, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _member_type4, _new, _remember_valid, _sealed_from, _supported1, _validated_bytes, _version_shape, _versions_seen, _write0, _write1, _write2, _write3, _write4, _write5, _write6, _write7, _write8, _write9):
+def _kernel_answer_ProofGatedAnswer_methods(*, CanonicalizationError, Defect, RecordDefect, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _PLACEHOLDER, _VALIDATED, _check0, _check1, _check2, _check3, _check4, _check5, _check6, _check7, _check8, _check9, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _member_type4, _new, _sealed_from, _supported1, _version_shape, _versions_seen, _write0, _write1, _write2, _write3, _write4, _write5, _write6, _write7, _write8, _write9):
     def __init__(self, answer_id, schema_version, problem_frame_digest, original_contract_assessment_id, path, value, unit, proof_id, replay_ids, explanation):
         if _VALIDATED.get(id(self)) is self:
             _forget_everything()
@@ -180,11 +176,7 @@ def _kernel_answer_ProofGatedAnswer_methods(*, CanonicalizationError, Defect, Re
         _write7(self, proof_id)
         _write8(self, replay_ids)
         _write9(self, explanation)
-        generation = _GENERATION[0]
-        found = self.find_defect()
-        if found is not None:
-            raise RecordError(found)
-        _remember_valid(self, generation, _validated_bytes(self))
+        self.__post_init__()
     def sealed(cls, *, answer_id=_PLACEHOLDER, schema_version, problem_frame_digest, original_contract_assessment_id, path, value, unit, proof_id, replay_ids, explanation):
         record = _new(cls)
         _write0(record, answer_id)
@@ -277,18 +269,14 @@ def _kernel_assessment_Blocker_encoders(*, FULL, IDENTITY, LEAN, _BYTES, _NULL_P
     return {'encode': encode, 'seal': seal}
 
 
-def _kernel_assessment_Blocker_methods(*, CanonicalizationError, Defect, RecordDefect, RecordError, _GENERATION, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _VALIDATED, _check0, _check1, _check2, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _member_type0, _member_type1, _remember_valid, _validated_bytes, _version_shape, _versions_seen, _write0, _write1, _write2):
+def _kernel_assessment_Blocker_methods(*, CanonicalizationError, Defect, RecordDefect, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _VALIDATED, _check0, _check1, _check2, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _member_type0, _member_type1, _version_shape, _versions_seen, _write0, _write1, _write2):
     def __init__(self, code, role, evidence_spans):
         if _VALIDATED.get(id(self)) is self:
             _forget_everything()
         _write0(self, code)
         _write1(self, role)
         _write2(self, evidence_spans)
-        generation = _GENERATION[0]
-        found = self.find_defect()
-        if found is not None:
-            raise RecordError(found)
-        _remember_valid(self, generation, _validated_bytes(self))
+        self.__post_init__()
     def find_defect(self, *, check_identity=True):
         v0 = self.code
         if not (type(v0) is _member_type0):
@@ -359,7 +347,7 @@ def _kernel_assessment_ContractAssessment_encoders(*, FULL, IDENTITY, LEAN, _BYT
     return {'encode': encode, 'seal': seal}
 
 
-def _kernel_assessment_ContractAssessment_methods(*, CanonicalizationError, Defect, RecordDefect, RecordError, _GENERATION, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _PLACEHOLDER, _VALIDATED, _check0, _check1, _check2, _check3, _check4, _check5, _check6, _check7, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _member_type5, _new, _remember_valid, _sealed_from, _supported1, _supported2, _supported3, _validated_bytes, _version_shape, _versions_seen, _write0, _write1, _write2, _write3, _write4, _write5, _write6, _write7):
+def _kernel_assessment_ContractAssessment_methods(*, CanonicalizationError, Defect, RecordDefect, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _PLACEHOLDER, _VALIDATED, _check0, _check1, _check2, _check3, _check4, _check5, _check6, _check7, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _member_type5, _new, _sealed_from, _supported1, _supported2, _supported3, _version_shape, _versions_seen, _write0, _write1, _write2, _write3, _write4, _write5, _write6, _write7):
     def __init__(self, assessment_id, schema_version, organ, organ_version, problem_frame_digest, status, blockers, explanation):
         if _VALIDATED.get(id(self)) is self:
             _forget_everything()
@@ -371,11 +359,7 @@ def _kernel_assessment_ContractAssessment_methods(*, CanonicalizationError, Defe
         _write5(self, status)
         _write6(self, blockers)
         _write7(self, explanation)
-        generation = _GENERATION[0]
-        found = self.find_defect()
-        if found is not None:
-            raise RecordError(found)
-        _remember_valid(self, generation, _validated_bytes(self))
+        self.__post_init__()
     def sealed(cls, *, assessment_id=_PLACEHOLDER, schema_version, organ, organ_version, problem_frame_digest, status, blockers, explanation):
         record = _new(cls)
         _write0(record, assessment_id)
@@ -452,7 +436,7 @@ def _kernel_budget_BudgetLimits_encoders(*, FULL, IDENTITY, LEAN, _BYTES, _NULL_
     return {'encode': encode, 'seal': seal}
 
 
-def _kernel_budget_BudgetLimits_methods(*, CanonicalizationError, Defect, RecordDefect, RecordError, _GENERATION, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _VALIDATED, _check0, _check1, _check2, _check3, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _remember_valid, _validated_bytes, _version_shape, _versions_seen, _write0, _write1, _write2, _write3):
+def _kernel_budget_BudgetLimits_methods(*, CanonicalizationError, Defect, RecordDefect, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _VALIDATED, _check0, _check1, _check2, _check3, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _version_shape, _versions_seen, _write0, _write1, _write2, _write3):
     def __init__(self, max_candidates, max_depth, max_steps, max_parallelism):
         if _VALIDATED.get(id(self)) is self:
             _forget_everything()
@@ -460,11 +444,7 @@ def _kernel_budget_BudgetLimits_methods(*, CanonicalizationError, Defect, Record
         _write1(self, max_depth)
         _write2(self, max_steps)
         _write3(self, max_parallelism)
-        generation = _GENERATION[0]
-        found = self.find_defect()
-        if found is not None:
-            raise RecordError(found)
-        _remember_valid(self, generation, _validated_bytes(self))
+        self.__post_init__()
     def find_defect(self, *, check_identity=True):
         v0 = self.max_candidates
         if not (type(v0) is int and 0 <= v0 <= _MAX_SAFE_INT):
@@ -514,7 +494,7 @@ def _kernel_budget_BudgetPolicyRow_encoders(*, FULL, IDENTITY, LEAN, _BYTES, _NU
     return {'encode': encode, 'seal': seal}
 
 
-def _kernel_budget_BudgetPolicyRow_methods(*, CanonicalizationError, Defect, RecordDefect, RecordError, _GENERATION, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _VALIDATED, _check0, _check1, _check2, _check3, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _member_type1, _nested_type3, _remember_valid, _validated_bytes, _version_shape, _versions_seen, _write0, _write1, _write2, _write3):
+def _kernel_budget_BudgetPolicyRow_methods(*, CanonicalizationError, Defect, RecordDefect, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _VALIDATED, _check0, _check1, _check2, _check3, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _member_type1, _nested_type3, _version_shape, _versions_seen, _write0, _write1, _write2, _write3):
     def __init__(self, gate_reason_code, status, reason_code, limits):
         if _VALIDATED.get(id(self)) is self:
             _forget_everything()
@@ -522,11 +502,7 @@ def _kernel_budget_BudgetPolicyRow_methods(*, CanonicalizationError, Defect, Rec
         _write1(self, status)
         _write2(self, reason_code)
         _write3(self, limits)
-        generation = _GENERATION[0]
-        found = self.find_defect()
-        if found is not None:
-            raise RecordError(found)
-        _remember_valid(self, generation, _validated_bytes(self))
+        self.__post_init__()
     def find_defect(self, *, check_identity=True):
         v0 = self.gate_reason_code
         if not (type(v0) is str and (v0 in _codes_seen or _code_shape(v0))):
@@ -574,18 +550,14 @@ def _kernel_budget_BudgetVerdict_encoders(*, FULL, IDENTITY, LEAN, _BYTES, _NULL
     return {'encode': encode, 'seal': seal}
 
 
-def _kernel_budget_BudgetVerdict_methods(*, CanonicalizationError, Defect, RecordDefect, RecordError, _GENERATION, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _VALIDATED, _check0, _check1, _check2, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _member_type0, _nested_type2, _remember_valid, _validated_bytes, _version_shape, _versions_seen, _write0, _write1, _write2):
+def _kernel_budget_BudgetVerdict_methods(*, CanonicalizationError, Defect, RecordDefect, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _VALIDATED, _check0, _check1, _check2, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _member_type0, _nested_type2, _version_shape, _versions_seen, _write0, _write1, _write2):
     def __init__(self, status, reason_code, limits):
         if _VALIDATED.get(id(self)) is self:
             _forget_everything()
         _write0(self, status)
         _write1(self, reason_code)
         _write2(self, limits)
-        generation = _GENERATION[0]
-        found = self.find_defect()
-        if found is not None:
-            raise RecordError(found)
-        _remember_valid(self, generation, _validated_bytes(self))
+        self.__post_init__()
     def find_defect(self, *, check_identity=True):
         v0 = self.status
         if not (type(v0) is _member_type0):
@@ -673,7 +645,7 @@ def _kernel_budget_ComputeBudgetDecision_encoders(*, FULL, IDENTITY, LEAN, _BYTE
     return {'encode': encode, 'seal': seal}
 
 
-def _kernel_budget_ComputeBudgetDecision_methods(*, CanonicalizationError, Defect, RecordDefect, RecordError, _GENERATION, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _PLACEHOLDER, _VALIDATED, _check0, _check1, _check10, _check11, _check12, _check13, _check2, _check3, _check4, _check5, _check6, _check7, _check8, _check9, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _member_type5, _new, _remember_valid, _sealed_from, _validated_bytes, _version_shape, _versions_seen, _write0, _write1, _write10, _write11, _write12, _write13, _write2, _write3, _write4, _write5, _write6, _write7, _write8, _write9):
+def _kernel_budget_ComputeBudgetDecision_methods(*, CanonicalizationError, Defect, RecordDefect, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _PLACEHOLDER, _VALIDATED, _check0, _check1, _check10, _check11, _check12, _check13, _check2, _check3, _check4, _check5, _check6, _check7, _check8, _check9, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _member_type5, _new, _sealed_from, _version_shape, _versions_seen, _write0, _write1, _write10, _write11, _write12, _write13, _write2, _write3, _write4, _write5, _write6, _write7, _write8, _write9):
     def __init__(self, budget_id, policy_version, gate_decision_id, gate_policy_version, gate_input_digest, status, reason_code, max_candidates, max_depth, max_steps, max_wallclock_ms, max_parallelism, evidence_spans, explanation):
         if _VALIDATED.get(id(self)) is self:
             _forget_everything()
@@ -691,11 +663,7 @@ def _kernel_budget_ComputeBudgetDecision_methods(*, CanonicalizationError, Defec
         _write11(self, max_parallelism)
         _write12(self, evidence_spans)
         _write13(self, explanation)
-        generation = _GENERATION[0]
-        found = self.find_defect()
-        if found is not None:
-            raise RecordError(found)
-        _remember_valid(self, generation, _validated_bytes(self))
+        self.__post_init__()
     def sealed(cls, *, budget_id=_PLACEHOLDER, policy_version, gate_decision_id, gate_policy_version, gate_input_digest, status, reason_code, max_candidates, max_depth, max_steps, max_wallclock_ms, max_parallelism, evidence_spans, explanation):
         record = _new(cls)
         _write0(record, budget_id)
@@ -806,17 +774,13 @@ def _kernel_budget_ComputeBudgetPolicy_encoders(*, FULL, IDENTITY, LEAN, _BYTES,
     return {'encode': encode, 'seal': seal}
 
 
-def _kernel_budget_ComputeBudgetPolicy_methods(*, CanonicalizationError, Defect, RecordDefect, RecordError, _GENERATION, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _VALIDATED, _check0, _check1, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _remember_valid, _validated_bytes, _version_shape, _versions_seen, _write0, _write1):
+def _kernel_budget_ComputeBudgetPolicy_methods(*, CanonicalizationError, Defect, RecordDefect, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _VALIDATED, _check0, _check1, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _version_shape, _versions_seen, _write0, _write1):
     def __init__(self, version, rows):
         if _VALIDATED.get(id(self)) is self:
             _forget_everything()
         _write0(self, version)
         _write1(self, rows)
-        generation = _GENERATION[0]
-        found = self.find_defect()
-        if found is not None:
-            raise RecordError(found)
-        _remember_valid(self, generation, _validated_bytes(self))
+        self.__post_init__()
     def find_defect(self, *, check_identity=True):
         v0 = self.version
         if not (type(v0) is str and (v0 in _versions_seen or _version_shape(v0))):
@@ -851,17 +815,13 @@ def _kernel_frame_FrameHazard_encoders(*, FULL, IDENTITY, LEAN, _BYTES, _NULL_PA
     return {'encode': encode, 'seal': seal}
 
 
-def _kernel_frame_FrameHazard_methods(*, CanonicalizationError, Defect, RecordDefect, RecordError, _GENERATION, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _VALIDATED, _check0, _check1, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _member_type0, _remember_valid, _validated_bytes, _version_shape, _versions_seen, _write0, _write1):
+def _kernel_frame_FrameHazard_methods(*, CanonicalizationError, Defect, RecordDefect, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _VALIDATED, _check0, _check1, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _member_type0, _version_shape, _versions_seen, _write0, _write1):
     def __init__(self, code, evidence_spans):
         if _VALIDATED.get(id(self)) is self:
             _forget_everything()
         _write0(self, code)
         _write1(self, evidence_spans)
-        generation = _GENERATION[0]
-        found = self.find_defect()
-        if found is not None:
-            raise RecordError(found)
-        _remember_valid(self, generation, _validated_bytes(self))
+        self.__post_init__()
     def find_defect(self, *, check_identity=True):
         v0 = self.code
         if not (type(v0) is _member_type0):
@@ -896,17 +856,13 @@ def _kernel_frame_GroundedUnaryDeltaCue_encoders(*, FULL, IDENTITY, LEAN, _BYTES
     return {'encode': encode, 'seal': seal}
 
 
-def _kernel_frame_GroundedUnaryDeltaCue_methods(*, CanonicalizationError, Defect, RecordDefect, RecordError, _GENERATION, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _VALIDATED, _check0, _check1, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _member_type0, _nested_type1, _remember_valid, _validated_bytes, _version_shape, _versions_seen, _write0, _write1):
+def _kernel_frame_GroundedUnaryDeltaCue_methods(*, CanonicalizationError, Defect, RecordDefect, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _VALIDATED, _check0, _check1, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _member_type0, _nested_type1, _version_shape, _versions_seen, _write0, _write1):
     def __init__(self, direction, span):
         if _VALIDATED.get(id(self)) is self:
             _forget_everything()
         _write0(self, direction)
         _write1(self, span)
-        generation = _GENERATION[0]
-        found = self.find_defect()
-        if found is not None:
-            raise RecordError(found)
-        _remember_valid(self, generation, _validated_bytes(self))
+        self.__post_init__()
     def find_defect(self, *, check_identity=True):
         v0 = self.direction
         if not (type(v0) is _member_type0):
@@ -954,7 +910,7 @@ def _kernel_frame_ProblemFrame_encoders(*, FULL, IDENTITY, LEAN, _BYTES, _NULL_P
     return {'encode': encode, 'seal': seal}
 
 
-def _kernel_frame_ProblemFrame_methods(*, CanonicalizationError, Defect, RecordDefect, RecordError, _GENERATION, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _VALIDATED, _check0, _check1, _check2, _check3, _check4, _check5, _check6, _check7, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _nested_type6, _remember_valid, _supported0, _supported1, _validated_bytes, _version_shape, _versions_seen, _write0, _write1, _write2, _write3, _write4, _write5, _write6, _write7):
+def _kernel_frame_ProblemFrame_methods(*, CanonicalizationError, Defect, RecordDefect, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _VALIDATED, _check0, _check1, _check2, _check3, _check4, _check5, _check6, _check7, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _nested_type6, _supported0, _supported1, _version_shape, _versions_seen, _write0, _write1, _write2, _write3, _write4, _write5, _write6, _write7):
     def __init__(self, schema_version, organ, source_text, facts, cues, proposals, target, hazards):
         if _VALIDATED.get(id(self)) is self:
             _forget_everything()
@@ -966,11 +922,7 @@ def _kernel_frame_ProblemFrame_methods(*, CanonicalizationError, Defect, RecordD
         _write5(self, proposals)
         _write6(self, target)
         _write7(self, hazards)
-        generation = _GENERATION[0]
-        found = self.find_defect()
-        if found is not None:
-            raise RecordError(found)
-        _remember_valid(self, generation, _validated_bytes(self))
+        self.__post_init__()
     def find_defect(self, *, check_identity=True):
         v0 = self.schema_version
         if not (type(v0) is str and v0 in _supported0):
@@ -1037,7 +989,7 @@ def _kernel_frame_QuantityFact_encoders(*, FULL, IDENTITY, LEAN, _BYTES, _NULL_P
     return {'encode': encode, 'seal': seal}
 
 
-def _kernel_frame_QuantityFact_methods(*, CanonicalizationError, Defect, RecordDefect, RecordError, _GENERATION, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _VALIDATED, _check0, _check1, _check2, _check3, _check4, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _nested_type4, _remember_valid, _validated_bytes, _version_shape, _versions_seen, _write0, _write1, _write2, _write3, _write4):
+def _kernel_frame_QuantityFact_methods(*, CanonicalizationError, Defect, RecordDefect, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _VALIDATED, _check0, _check1, _check2, _check3, _check4, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _nested_type4, _version_shape, _versions_seen, _write0, _write1, _write2, _write3, _write4):
     def __init__(self, fact_id, value, unit, entity, span):
         if _VALIDATED.get(id(self)) is self:
             _forget_everything()
@@ -1046,11 +998,7 @@ def _kernel_frame_QuantityFact_methods(*, CanonicalizationError, Defect, RecordD
         _write2(self, unit)
         _write3(self, entity)
         _write4(self, span)
-        generation = _GENERATION[0]
-        found = self.find_defect()
-        if found is not None:
-            raise RecordError(found)
-        _remember_valid(self, generation, _validated_bytes(self))
+        self.__post_init__()
     def find_defect(self, *, check_identity=True):
         v0 = self.fact_id
         if not (type(v0) is str and (v0 in _codes_seen or _code_shape(v0))):
@@ -1103,18 +1051,14 @@ def _kernel_frame_QuestionTarget_encoders(*, FULL, IDENTITY, LEAN, _BYTES, _NULL
     return {'encode': encode, 'seal': seal}
 
 
-def _kernel_frame_QuestionTarget_methods(*, CanonicalizationError, Defect, RecordDefect, RecordError, _GENERATION, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _VALIDATED, _check0, _check1, _check2, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _nested_type2, _remember_valid, _validated_bytes, _version_shape, _versions_seen, _write0, _write1, _write2):
+def _kernel_frame_QuestionTarget_methods(*, CanonicalizationError, Defect, RecordDefect, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _VALIDATED, _check0, _check1, _check2, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _nested_type2, _version_shape, _versions_seen, _write0, _write1, _write2):
     def __init__(self, entity, unit, span):
         if _VALIDATED.get(id(self)) is self:
             _forget_everything()
         _write0(self, entity)
         _write1(self, unit)
         _write2(self, span)
-        generation = _GENERATION[0]
-        found = self.find_defect()
-        if found is not None:
-            raise RecordError(found)
-        _remember_valid(self, generation, _validated_bytes(self))
+        self.__post_init__()
     def find_defect(self, *, check_identity=True):
         v0 = self.entity
         if not ((type(v0) is str and len(v0) <= _MAX_TEXT_LENGTH and (v0.isascii() or not _has_lone_surrogate(v0))) and v0 != ''):
@@ -1159,7 +1103,7 @@ def _kernel_frame_RoleBinding_encoders(*, FULL, IDENTITY, LEAN, _BYTES, _NULL_PA
     return {'encode': encode, 'seal': seal}
 
 
-def _kernel_frame_RoleBinding_methods(*, CanonicalizationError, Defect, RecordDefect, RecordError, _GENERATION, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _VALIDATED, _check0, _check1, _check2, _check3, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _member_type0, _member_type2, _remember_valid, _validated_bytes, _version_shape, _versions_seen, _write0, _write1, _write2, _write3):
+def _kernel_frame_RoleBinding_methods(*, CanonicalizationError, Defect, RecordDefect, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _VALIDATED, _check0, _check1, _check2, _check3, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _member_type0, _member_type2, _version_shape, _versions_seen, _write0, _write1, _write2, _write3):
     def __init__(self, role, fact_id, direction, evidence_spans):
         if _VALIDATED.get(id(self)) is self:
             _forget_everything()
@@ -1167,11 +1111,7 @@ def _kernel_frame_RoleBinding_methods(*, CanonicalizationError, Defect, RecordDe
         _write1(self, fact_id)
         _write2(self, direction)
         _write3(self, evidence_spans)
-        generation = _GENERATION[0]
-        found = self.find_defect()
-        if found is not None:
-            raise RecordError(found)
-        _remember_valid(self, generation, _validated_bytes(self))
+        self.__post_init__()
     def find_defect(self, *, check_identity=True):
         v0 = self.role
         if not (type(v0) is _member_type0):
@@ -1216,17 +1156,13 @@ def _kernel_frame_StateChangeProposal_encoders(*, FULL, IDENTITY, LEAN, _BYTES, 
     return {'encode': encode, 'seal': seal}
 
 
-def _kernel_frame_StateChangeProposal_methods(*, CanonicalizationError, Defect, RecordDefect, RecordError, _GENERATION, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _VALIDATED, _check0, _check1, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _remember_valid, _validated_bytes, _version_shape, _versions_seen, _write0, _write1):
+def _kernel_frame_StateChangeProposal_methods(*, CanonicalizationError, Defect, RecordDefect, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _VALIDATED, _check0, _check1, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _version_shape, _versions_seen, _write0, _write1):
     def __init__(self, relation_type, bindings):
         if _VALIDATED.get(id(self)) is self:
             _forget_everything()
         _write0(self, relation_type)
         _write1(self, bindings)
-        generation = _GENERATION[0]
-        found = self.find_defect()
-        if found is not None:
-            raise RecordError(found)
-        _remember_valid(self, generation, _validated_bytes(self))
+        self.__post_init__()
     def find_defect(self, *, check_identity=True):
         v0 = self.relation_type
         if not ((type(v0) is str and len(v0) <= _MAX_TEXT_LENGTH and (v0.isascii() or not _has_lone_surrogate(v0))) and v0 != ''):
@@ -1259,17 +1195,13 @@ def _kernel_gate_EligibleReasonRow_encoders(*, FULL, IDENTITY, LEAN, _BYTES, _NU
     return {'encode': encode, 'seal': seal}
 
 
-def _kernel_gate_EligibleReasonRow_methods(*, CanonicalizationError, Defect, RecordDefect, RecordError, _GENERATION, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _VALIDATED, _check0, _check1, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _member_type0, _member_type1, _remember_valid, _validated_bytes, _version_shape, _versions_seen, _write0, _write1):
+def _kernel_gate_EligibleReasonRow_methods(*, CanonicalizationError, Defect, RecordDefect, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _VALIDATED, _check0, _check1, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _member_type0, _member_type1, _version_shape, _versions_seen, _write0, _write1):
     def __init__(self, kind, reason):
         if _VALIDATED.get(id(self)) is self:
             _forget_everything()
         _write0(self, kind)
         _write1(self, reason)
-        generation = _GENERATION[0]
-        found = self.find_defect()
-        if found is not None:
-            raise RecordError(found)
-        _remember_valid(self, generation, _validated_bytes(self))
+        self.__post_init__()
     def find_defect(self, *, check_identity=True):
         v0 = self.kind
         if not (type(v0) is _member_type0):
@@ -1303,17 +1235,13 @@ def _kernel_gate_GateReasonStatus_encoders(*, FULL, IDENTITY, LEAN, _BYTES, _NUL
     return {'encode': encode, 'seal': seal}
 
 
-def _kernel_gate_GateReasonStatus_methods(*, CanonicalizationError, Defect, RecordDefect, RecordError, _GENERATION, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _VALIDATED, _check0, _check1, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _member_type0, _member_type1, _remember_valid, _validated_bytes, _version_shape, _versions_seen, _write0, _write1):
+def _kernel_gate_GateReasonStatus_methods(*, CanonicalizationError, Defect, RecordDefect, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _VALIDATED, _check0, _check1, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _member_type0, _member_type1, _version_shape, _versions_seen, _write0, _write1):
     def __init__(self, reason, status):
         if _VALIDATED.get(id(self)) is self:
             _forget_everything()
         _write0(self, reason)
         _write1(self, status)
-        generation = _GENERATION[0]
-        found = self.find_defect()
-        if found is not None:
-            raise RecordError(found)
-        _remember_valid(self, generation, _validated_bytes(self))
+        self.__post_init__()
     def find_defect(self, *, check_identity=True):
         v0 = self.reason
         if not (type(v0) is _member_type0):
@@ -1392,7 +1320,7 @@ def _kernel_gate_SearchGateDecision_encoders(*, FULL, IDENTITY, LEAN, _BYTES, _N
     return {'encode': encode, 'seal': seal}
 
 
-def _kernel_gate_SearchGateDecision_methods(*, CanonicalizationError, Defect, RecordDefect, RecordError, _GENERATION, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _PLACEHOLDER, _VALIDATED, _check0, _check1, _check10, _check2, _check3, _check4, _check5, _check6, _check7, _check8, _check9, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _member_type3, _new, _remember_valid, _sealed_from, _validated_bytes, _version_shape, _versions_seen, _write0, _write1, _write10, _write2, _write3, _write4, _write5, _write6, _write7, _write8, _write9):
+def _kernel_gate_SearchGateDecision_methods(*, CanonicalizationError, Defect, RecordDefect, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _PLACEHOLDER, _VALIDATED, _check0, _check1, _check10, _check2, _check3, _check4, _check5, _check6, _check7, _check8, _check9, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _member_type3, _new, _sealed_from, _version_shape, _versions_seen, _write0, _write1, _write10, _write2, _write3, _write4, _write5, _write6, _write7, _write8, _write9):
     def __init__(self, decision_id, policy_version, input_digest, status, reason_code, problem_frame_digest, contract_assessment_id, residual_ids, candidate_organ, evidence_spans, explanation):
         if _VALIDATED.get(id(self)) is self:
             _forget_everything()
@@ -1407,11 +1335,7 @@ def _kernel_gate_SearchGateDecision_methods(*, CanonicalizationError, Defect, Re
         _write8(self, candidate_organ)
         _write9(self, evidence_spans)
         _write10(self, explanation)
-        generation = _GENERATION[0]
-        found = self.find_defect()
-        if found is not None:
-            raise RecordError(found)
-        _remember_valid(self, generation, _validated_bytes(self))
+        self.__post_init__()
     def sealed(cls, *, decision_id=_PLACEHOLDER, policy_version, input_digest, status, reason_code, problem_frame_digest, contract_assessment_id, residual_ids, candidate_organ, evidence_spans, explanation):
         record = _new(cls)
         _write0(record, decision_id)
@@ -1508,18 +1432,14 @@ def _kernel_gate_SearchGatePolicy_encoders(*, FULL, IDENTITY, LEAN, _BYTES, _NUL
     return {'encode': encode, 'seal': seal}
 
 
-def _kernel_gate_SearchGatePolicy_methods(*, CanonicalizationError, Defect, RecordDefect, RecordError, _GENERATION, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _VALIDATED, _check0, _check1, _check2, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _remember_valid, _validated_bytes, _version_shape, _versions_seen, _write0, _write1, _write2):
+def _kernel_gate_SearchGatePolicy_methods(*, CanonicalizationError, Defect, RecordDefect, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _VALIDATED, _check0, _check1, _check2, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _version_shape, _versions_seen, _write0, _write1, _write2):
     def __init__(self, version, reason_statuses, eligible_reasons):
         if _VALIDATED.get(id(self)) is self:
             _forget_everything()
         _write0(self, version)
         _write1(self, reason_statuses)
         _write2(self, eligible_reasons)
-        generation = _GENERATION[0]
-        found = self.find_defect()
-        if found is not None:
-            raise RecordError(found)
-        _remember_valid(self, generation, _validated_bytes(self))
+        self.__post_init__()
     def find_defect(self, *, check_identity=True):
         v0 = self.version
         if not (type(v0) is str and (v0 in _versions_seen or _version_shape(v0))):
@@ -1557,7 +1477,7 @@ def _kernel_identity_SourceSpan_encoders(*, FULL, IDENTITY, LEAN, _BYTES, _NULL_
     return {'encode': encode, 'seal': seal}
 
 
-def _kernel_identity_SourceSpan_methods(*, CanonicalizationError, Defect, RecordDefect, RecordError, _GENERATION, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _VALIDATED, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _remember_valid, _validated_bytes, _version_shape, _versions_seen, _write0, _write1, _write2, _write3):
+def _kernel_identity_SourceSpan_methods(*, CanonicalizationError, Defect, RecordDefect, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _VALIDATED, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _version_shape, _versions_seen, _write0, _write1, _write2, _write3):
     def __init__(self, text, start, end, sentence_index):
         if _VALIDATED.get(id(self)) is self:
             _forget_everything()
@@ -1565,11 +1485,7 @@ def _kernel_identity_SourceSpan_methods(*, CanonicalizationError, Defect, Record
         _write1(self, start)
         _write2(self, end)
         _write3(self, sentence_index)
-        generation = _GENERATION[0]
-        found = self.find_defect()
-        if found is not None:
-            raise RecordError(found)
-        _remember_valid(self, generation, _validated_bytes(self))
+        self.__post_init__()
     return {'__init__': __init__}
 
 
@@ -1608,7 +1524,7 @@ def _kernel_identity_StageRefusal_encoders(*, FULL, IDENTITY, LEAN, _BYTES, _NUL
     return {'encode': encode, 'seal': seal}
 
 
-def _kernel_identity_StageRefusal_methods(*, CanonicalizationError, Defect, RecordDefect, RecordError, _GENERATION, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _PLACEHOLDER, _VALIDATED, _check0, _check1, _check2, _check3, _check4, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _member_type1, _new, _remember_valid, _sealed_from, _validated_bytes, _version_shape, _versions_seen, _write0, _write1, _write2, _write3, _write4):
+def _kernel_identity_StageRefusal_methods(*, CanonicalizationError, Defect, RecordDefect, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _PLACEHOLDER, _VALIDATED, _check0, _check1, _check2, _check3, _check4, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _member_type1, _new, _sealed_from, _version_shape, _versions_seen, _write0, _write1, _write2, _write3, _write4):
     def __init__(self, refusal_id, stage, subject_digest, reason_codes, explanation):
         if _VALIDATED.get(id(self)) is self:
             _forget_everything()
@@ -1617,11 +1533,7 @@ def _kernel_identity_StageRefusal_methods(*, CanonicalizationError, Defect, Reco
         _write2(self, subject_digest)
         _write3(self, reason_codes)
         _write4(self, explanation)
-        generation = _GENERATION[0]
-        found = self.find_defect()
-        if found is not None:
-            raise RecordError(found)
-        _remember_valid(self, generation, _validated_bytes(self))
+        self.__post_init__()
     def sealed(cls, *, refusal_id=_PLACEHOLDER, stage, subject_digest, reason_codes, explanation):
         record = _new(cls)
         _write0(record, refusal_id)
@@ -1747,7 +1659,7 @@ def _kernel_operators_CandidateOperatorInput_encoders(*, FULL, IDENTITY, LEAN, _
     return {'encode': encode, 'seal': seal}
 
 
-def _kernel_operators_CandidateOperatorInput_methods(*, CanonicalizationError, Defect, RecordDefect, RecordError, _GENERATION, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _PLACEHOLDER, _VALIDATED, _check0, _check1, _check10, _check11, _check12, _check13, _check14, _check15, _check2, _check3, _check4, _check5, _check6, _check7, _check8, _check9, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _new, _remember_valid, _sealed_from, _validated_bytes, _version_shape, _versions_seen, _write0, _write1, _write10, _write11, _write12, _write13, _write14, _write15, _write2, _write3, _write4, _write5, _write6, _write7, _write8, _write9):
+def _kernel_operators_CandidateOperatorInput_methods(*, CanonicalizationError, Defect, RecordDefect, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _PLACEHOLDER, _VALIDATED, _check0, _check1, _check10, _check11, _check12, _check13, _check14, _check15, _check2, _check3, _check4, _check5, _check6, _check7, _check8, _check9, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _new, _sealed_from, _version_shape, _versions_seen, _write0, _write1, _write10, _write11, _write12, _write13, _write14, _write15, _write2, _write3, _write4, _write5, _write6, _write7, _write8, _write9):
     def __init__(self, input_digest, operator_policy_version, operator_name, operator_version, problem_frame_digest, original_contract_assessment_id, residual_id, residual_kind, search_gate_decision_id, compute_budget_id, geometric_search_run_id, operator_set_id, operator_set_version, attempt_index, schema_versions, policy_versions):
         if _VALIDATED.get(id(self)) is self:
             _forget_everything()
@@ -1767,11 +1679,7 @@ def _kernel_operators_CandidateOperatorInput_methods(*, CanonicalizationError, D
         _write13(self, attempt_index)
         _write14(self, schema_versions)
         _write15(self, policy_versions)
-        generation = _GENERATION[0]
-        found = self.find_defect()
-        if found is not None:
-            raise RecordError(found)
-        _remember_valid(self, generation, _validated_bytes(self))
+        self.__post_init__()
     def sealed(cls, *, input_digest=_PLACEHOLDER, operator_policy_version, operator_name, operator_version, problem_frame_digest, original_contract_assessment_id, residual_id, residual_kind, search_gate_decision_id, compute_budget_id, geometric_search_run_id, operator_set_id, operator_set_version, attempt_index, schema_versions, policy_versions):
         record = _new(cls)
         _write0(record, input_digest)
@@ -1916,7 +1824,7 @@ def _kernel_operators_CandidateOperatorPolicy_encoders(*, FULL, IDENTITY, LEAN, 
     return {'encode': encode, 'seal': seal}
 
 
-def _kernel_operators_CandidateOperatorPolicy_methods(*, CanonicalizationError, Defect, RecordDefect, RecordError, _GENERATION, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _VALIDATED, _check0, _check1, _check10, _check11, _check12, _check2, _check3, _check4, _check5, _check6, _check7, _check8, _check9, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _nested_type10, _remember_valid, _validated_bytes, _version_shape, _versions_seen, _write0, _write1, _write10, _write11, _write12, _write2, _write3, _write4, _write5, _write6, _write7, _write8, _write9):
+def _kernel_operators_CandidateOperatorPolicy_methods(*, CanonicalizationError, Defect, RecordDefect, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _VALIDATED, _check0, _check1, _check10, _check11, _check12, _check2, _check3, _check4, _check5, _check6, _check7, _check8, _check9, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _nested_type10, _version_shape, _versions_seen, _write0, _write1, _write10, _write11, _write12, _write2, _write3, _write4, _write5, _write6, _write7, _write8, _write9):
     def __init__(self, operator_policy_version, operator_family, operator_name, operator_version, allowed_residual_kinds, allowed_candidate_organs, max_attempts_per_run, determinism_requirements, forbidden_authority_paths, allowed_residual_codes, budget_charge, depth, max_parallelism):
         if _VALIDATED.get(id(self)) is self:
             _forget_everything()
@@ -1933,11 +1841,7 @@ def _kernel_operators_CandidateOperatorPolicy_methods(*, CanonicalizationError, 
         _write10(self, budget_charge)
         _write11(self, depth)
         _write12(self, max_parallelism)
-        generation = _GENERATION[0]
-        found = self.find_defect()
-        if found is not None:
-            raise RecordError(found)
-        _remember_valid(self, generation, _validated_bytes(self))
+        self.__post_init__()
     def find_defect(self, *, check_identity=True):
         v0 = self.operator_policy_version
         if not (type(v0) is str and (v0 in _versions_seen or _version_shape(v0))):
@@ -2054,7 +1958,7 @@ def _kernel_operators_CandidateOperatorRefusal_encoders(*, FULL, IDENTITY, LEAN,
     return {'encode': encode, 'seal': seal}
 
 
-def _kernel_operators_CandidateOperatorRefusal_methods(*, CanonicalizationError, Defect, RecordDefect, RecordError, _GENERATION, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _PLACEHOLDER, _VALIDATED, _check0, _check1, _check2, _check3, _check4, _check5, _check6, _check7, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _new, _remember_valid, _sealed_from, _supported1, _supported5, _validated_bytes, _version_shape, _versions_seen, _write0, _write1, _write2, _write3, _write4, _write5, _write6, _write7):
+def _kernel_operators_CandidateOperatorRefusal_methods(*, CanonicalizationError, Defect, RecordDefect, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _PLACEHOLDER, _VALIDATED, _check0, _check1, _check2, _check3, _check4, _check5, _check6, _check7, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _new, _sealed_from, _supported1, _supported5, _version_shape, _versions_seen, _write0, _write1, _write2, _write3, _write4, _write5, _write6, _write7):
     def __init__(self, operator_refusal_id, operator_policy_version, input_digest, geometric_search_run_id, residual_id, operator_name, reason_codes, explanation):
         if _VALIDATED.get(id(self)) is self:
             _forget_everything()
@@ -2066,11 +1970,7 @@ def _kernel_operators_CandidateOperatorRefusal_methods(*, CanonicalizationError,
         _write5(self, operator_name)
         _write6(self, reason_codes)
         _write7(self, explanation)
-        generation = _GENERATION[0]
-        found = self.find_defect()
-        if found is not None:
-            raise RecordError(found)
-        _remember_valid(self, generation, _validated_bytes(self))
+        self.__post_init__()
     def sealed(cls, *, operator_refusal_id=_PLACEHOLDER, operator_policy_version, input_digest, geometric_search_run_id, residual_id, operator_name, reason_codes, explanation):
         record = _new(cls)
         _write0(record, operator_refusal_id)
@@ -2210,7 +2110,7 @@ def _kernel_operators_CandidateOperatorResult_encoders(*, FULL, IDENTITY, LEAN, 
     return {'encode': encode, 'seal': seal}
 
 
-def _kernel_operators_CandidateOperatorResult_methods(*, CanonicalizationError, Defect, RecordDefect, RecordError, _GENERATION, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _PLACEHOLDER, _VALIDATED, _check0, _check1, _check10, _check11, _check12, _check13, _check14, _check15, _check2, _check3, _check4, _check5, _check6, _check7, _check8, _check9, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _nested_type13, _nested_type14, _new, _remember_valid, _sealed_from, _supported1, _supported10, _supported8, _supported9, _validated_bytes, _version_shape, _versions_seen, _write0, _write1, _write10, _write11, _write12, _write13, _write14, _write15, _write2, _write3, _write4, _write5, _write6, _write7, _write8, _write9):
+def _kernel_operators_CandidateOperatorResult_methods(*, CanonicalizationError, Defect, RecordDefect, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _PLACEHOLDER, _VALIDATED, _check0, _check1, _check10, _check11, _check12, _check13, _check14, _check15, _check2, _check3, _check4, _check5, _check6, _check7, _check8, _check9, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _nested_type13, _nested_type14, _new, _sealed_from, _supported1, _supported10, _supported8, _supported9, _version_shape, _versions_seen, _write0, _write1, _write10, _write11, _write12, _write13, _write14, _write15, _write2, _write3, _write4, _write5, _write6, _write7, _write8, _write9):
     def __init__(self, operator_result_id, operator_policy_version, input_digest, geometric_search_run_id, attempt_id, attempt_index, candidate_digest, candidate_reconstruction_digest, candidate_organ, operator_name, operator_version, reason_codes, evidence_spans, candidate_attempt, reconstruction, explanation):
         if _VALIDATED.get(id(self)) is self:
             _forget_everything()
@@ -2230,11 +2130,7 @@ def _kernel_operators_CandidateOperatorResult_methods(*, CanonicalizationError, 
         _write13(self, candidate_attempt)
         _write14(self, reconstruction)
         _write15(self, explanation)
-        generation = _GENERATION[0]
-        found = self.find_defect()
-        if found is not None:
-            raise RecordError(found)
-        _remember_valid(self, generation, _validated_bytes(self))
+        self.__post_init__()
     def sealed(cls, *, operator_result_id=_PLACEHOLDER, operator_policy_version, input_digest, geometric_search_run_id, attempt_id, attempt_index, candidate_digest, candidate_reconstruction_digest, candidate_organ, operator_name, operator_version, reason_codes, evidence_spans, candidate_attempt, reconstruction, explanation):
         record = _new(cls)
         _write0(record, operator_result_id)
@@ -2429,7 +2325,7 @@ def _kernel_operators_CandidateReconstruction_encoders(*, FULL, IDENTITY, LEAN, 
     return {'encode': encode, 'seal': seal}
 
 
-def _kernel_operators_CandidateReconstruction_methods(*, CanonicalizationError, Defect, RecordDefect, RecordError, _GENERATION, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _PLACEHOLDER, _VALIDATED, _check0, _check1, _check10, _check11, _check12, _check13, _check14, _check15, _check16, _check2, _check3, _check4, _check5, _check6, _check7, _check8, _check9, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _nested_type3, _new, _remember_valid, _sealed_from, _supported2, _validated_bytes, _version_shape, _versions_seen, _write0, _write1, _write10, _write11, _write12, _write13, _write14, _write15, _write16, _write2, _write3, _write4, _write5, _write6, _write7, _write8, _write9):
+def _kernel_operators_CandidateReconstruction_methods(*, CanonicalizationError, Defect, RecordDefect, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _PLACEHOLDER, _VALIDATED, _check0, _check1, _check10, _check11, _check12, _check13, _check14, _check15, _check16, _check2, _check3, _check4, _check5, _check6, _check7, _check8, _check9, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _nested_type3, _new, _sealed_from, _supported2, _version_shape, _versions_seen, _write0, _write1, _write10, _write11, _write12, _write13, _write14, _write15, _write16, _write2, _write3, _write4, _write5, _write6, _write7, _write8, _write9):
     def __init__(self, candidate_digest, candidate_reconstruction_digest, candidate_organ, candidate_payload, evidence_spans, operator_name, operator_version, operator_provenance, source_residual_id, problem_frame_digest, original_contract_assessment_id, geometric_search_run_id, attempt_id, attempt_index, operator_set_id, schema_versions, policy_versions):
         if _VALIDATED.get(id(self)) is self:
             _forget_everything()
@@ -2450,11 +2346,7 @@ def _kernel_operators_CandidateReconstruction_methods(*, CanonicalizationError, 
         _write14(self, operator_set_id)
         _write15(self, schema_versions)
         _write16(self, policy_versions)
-        generation = _GENERATION[0]
-        found = self.find_defect()
-        if found is not None:
-            raise RecordError(found)
-        _remember_valid(self, generation, _validated_bytes(self))
+        self.__post_init__()
     def sealed(cls, *, candidate_digest, candidate_reconstruction_digest=_PLACEHOLDER, candidate_organ, candidate_payload, evidence_spans, operator_name, operator_version, operator_provenance, source_residual_id, problem_frame_digest, original_contract_assessment_id, geometric_search_run_id, attempt_id, attempt_index, operator_set_id, schema_versions, policy_versions):
         record = _new(cls)
         _write0(record, candidate_digest)
@@ -2594,7 +2486,7 @@ def _kernel_operators_RoleBindingDelta_encoders(*, FULL, IDENTITY, LEAN, _BYTES,
     return {'encode': encode, 'seal': seal}
 
 
-def _kernel_operators_RoleBindingDelta_methods(*, CanonicalizationError, Defect, RecordDefect, RecordError, _GENERATION, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _VALIDATED, _check0, _check1, _check2, _check3, _check4, _check5, _check6, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _member_type3, _member_type5, _nested_type6, _remember_valid, _supported0, _supported1, _supported2, _supported4, _validated_bytes, _version_shape, _versions_seen, _write0, _write1, _write2, _write3, _write4, _write5, _write6):
+def _kernel_operators_RoleBindingDelta_methods(*, CanonicalizationError, Defect, RecordDefect, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _VALIDATED, _check0, _check1, _check2, _check3, _check4, _check5, _check6, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _member_type3, _member_type5, _nested_type6, _supported0, _supported1, _supported2, _supported4, _version_shape, _versions_seen, _write0, _write1, _write2, _write3, _write4, _write5, _write6):
     def __init__(self, kind, candidate_organ, relation_type, role, source, direction, cue_span):
         if _VALIDATED.get(id(self)) is self:
             _forget_everything()
@@ -2605,11 +2497,7 @@ def _kernel_operators_RoleBindingDelta_methods(*, CanonicalizationError, Defect,
         _write4(self, source)
         _write5(self, direction)
         _write6(self, cue_span)
-        generation = _GENERATION[0]
-        found = self.find_defect()
-        if found is not None:
-            raise RecordError(found)
-        _remember_valid(self, generation, _validated_bytes(self))
+        self.__post_init__()
     def find_defect(self, *, check_identity=True):
         v0 = self.kind
         if not (type(v0) is str and v0 in _supported0):
@@ -2668,17 +2556,13 @@ def _kernel_proof_ObligationOutcome_encoders(*, FULL, IDENTITY, LEAN, _BYTES, _N
     return {'encode': encode, 'seal': seal}
 
 
-def _kernel_proof_ObligationOutcome_methods(*, CanonicalizationError, Defect, RecordDefect, RecordError, _GENERATION, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _VALIDATED, _check0, _check1, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _member_type0, _remember_valid, _validated_bytes, _version_shape, _versions_seen, _write0, _write1):
+def _kernel_proof_ObligationOutcome_methods(*, CanonicalizationError, Defect, RecordDefect, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _VALIDATED, _check0, _check1, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _member_type0, _version_shape, _versions_seen, _write0, _write1):
     def __init__(self, obligation, holds):
         if _VALIDATED.get(id(self)) is self:
             _forget_everything()
         _write0(self, obligation)
         _write1(self, holds)
-        generation = _GENERATION[0]
-        found = self.find_defect()
-        if found is not None:
-            raise RecordError(found)
-        _remember_valid(self, generation, _validated_bytes(self))
+        self.__post_init__()
     def find_defect(self, *, check_identity=True):
         v0 = self.obligation
         if not (type(v0) is _member_type0):
@@ -2749,7 +2633,7 @@ def _kernel_proof_ProofRecord_encoders(*, FULL, IDENTITY, LEAN, _BYTES, _NULL_PA
     return {'encode': encode, 'seal': seal}
 
 
-def _kernel_proof_ProofRecord_methods(*, CanonicalizationError, Defect, RecordDefect, RecordError, _GENERATION, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _PLACEHOLDER, _VALIDATED, _check0, _check1, _check2, _check3, _check4, _check5, _check6, _check7, _check8, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _member_type4, _new, _remember_valid, _sealed_from, _supported1, _validated_bytes, _version_shape, _versions_seen, _write0, _write1, _write2, _write3, _write4, _write5, _write6, _write7, _write8):
+def _kernel_proof_ProofRecord_methods(*, CanonicalizationError, Defect, RecordDefect, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _PLACEHOLDER, _VALIDATED, _check0, _check1, _check2, _check3, _check4, _check5, _check6, _check7, _check8, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _member_type4, _new, _sealed_from, _supported1, _version_shape, _versions_seen, _write0, _write1, _write2, _write3, _write4, _write5, _write6, _write7, _write8):
     def __init__(self, proof_id, schema_version, problem_frame_digest, contract_assessment_id, status, obligations, derived_value, derived_unit, explanation):
         if _VALIDATED.get(id(self)) is self:
             _forget_everything()
@@ -2762,11 +2646,7 @@ def _kernel_proof_ProofRecord_methods(*, CanonicalizationError, Defect, RecordDe
         _write6(self, derived_value)
         _write7(self, derived_unit)
         _write8(self, explanation)
-        generation = _GENERATION[0]
-        found = self.find_defect()
-        if found is not None:
-            raise RecordError(found)
-        _remember_valid(self, generation, _validated_bytes(self))
+        self.__post_init__()
     def sealed(cls, *, proof_id=_PLACEHOLDER, schema_version, problem_frame_digest, contract_assessment_id, status, obligations, derived_value, derived_unit, explanation):
         record = _new(cls)
         _write0(record, proof_id)
@@ -2870,7 +2750,7 @@ def _kernel_replay_ReplayRefusal_encoders(*, FULL, IDENTITY, LEAN, _BYTES, _NULL
     return {'encode': encode, 'seal': seal}
 
 
-def _kernel_replay_ReplayRefusal_methods(*, CanonicalizationError, Defect, RecordDefect, RecordError, _GENERATION, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _PLACEHOLDER, _VALIDATED, _check0, _check1, _check2, _check3, _check4, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _new, _remember_valid, _sealed_from, _supported1, _validated_bytes, _version_shape, _versions_seen, _write0, _write1, _write2, _write3, _write4):
+def _kernel_replay_ReplayRefusal_methods(*, CanonicalizationError, Defect, RecordDefect, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _PLACEHOLDER, _VALIDATED, _check0, _check1, _check2, _check3, _check4, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _new, _sealed_from, _supported1, _version_shape, _versions_seen, _write0, _write1, _write2, _write3, _write4):
     def __init__(self, replay_refusal_id, schema_version, candidate_reconstruction_digest, reason_codes, explanation):
         if _VALIDATED.get(id(self)) is self:
             _forget_everything()
@@ -2879,11 +2759,7 @@ def _kernel_replay_ReplayRefusal_methods(*, CanonicalizationError, Defect, Recor
         _write2(self, candidate_reconstruction_digest)
         _write3(self, reason_codes)
         _write4(self, explanation)
-        generation = _GENERATION[0]
-        found = self.find_defect()
-        if found is not None:
-            raise RecordError(found)
-        _remember_valid(self, generation, _validated_bytes(self))
+        self.__post_init__()
     def sealed(cls, *, replay_refusal_id=_PLACEHOLDER, schema_version, candidate_reconstruction_digest, reason_codes, explanation):
         record = _new(cls)
         _write0(record, replay_refusal_id)
@@ -2995,7 +2871,7 @@ def _kernel_replay_ReplayResult_encoders(*, FULL, IDENTITY, LEAN, _BYTES, _NULL_
     return {'encode': encode, 'seal': seal}
 
 
-def _kernel_replay_ReplayResult_methods(*, CanonicalizationError, Defect, RecordDefect, RecordError, _GENERATION, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _PLACEHOLDER, _VALIDATED, _check0, _check1, _check10, _check11, _check12, _check2, _check3, _check4, _check5, _check6, _check7, _check8, _check9, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _member_type10, _nested_type7, _nested_type8, _nested_type9, _new, _remember_valid, _sealed_from, _supported1, _validated_bytes, _version_shape, _versions_seen, _write0, _write1, _write10, _write11, _write12, _write2, _write3, _write4, _write5, _write6, _write7, _write8, _write9):
+def _kernel_replay_ReplayResult_methods(*, CanonicalizationError, Defect, RecordDefect, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _PLACEHOLDER, _VALIDATED, _check0, _check1, _check10, _check11, _check12, _check2, _check3, _check4, _check5, _check6, _check7, _check8, _check9, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _member_type10, _nested_type7, _nested_type8, _nested_type9, _new, _sealed_from, _supported1, _version_shape, _versions_seen, _write0, _write1, _write10, _write11, _write12, _write2, _write3, _write4, _write5, _write6, _write7, _write8, _write9):
     def __init__(self, replay_id, schema_version, problem_frame_digest, original_contract_assessment_id, candidate_digest, candidate_reconstruction_digest, attempt_id, candidate_frame, replay_assessment, replay_proof, disposition, replay_blockers, explanation):
         if _VALIDATED.get(id(self)) is self:
             _forget_everything()
@@ -3012,11 +2888,7 @@ def _kernel_replay_ReplayResult_methods(*, CanonicalizationError, Defect, Record
         _write10(self, disposition)
         _write11(self, replay_blockers)
         _write12(self, explanation)
-        generation = _GENERATION[0]
-        found = self.find_defect()
-        if found is not None:
-            raise RecordError(found)
-        _remember_valid(self, generation, _validated_bytes(self))
+        self.__post_init__()
     def sealed(cls, *, replay_id=_PLACEHOLDER, schema_version, problem_frame_digest, original_contract_assessment_id, candidate_digest, candidate_reconstruction_digest, attempt_id, candidate_frame, replay_assessment, replay_proof, disposition, replay_blockers, explanation):
         record = _new(cls)
         _write0(record, replay_id)
@@ -3166,7 +3038,7 @@ def _kernel_residual_ContractResidual_encoders(*, FULL, IDENTITY, LEAN, _BYTES, 
     return {'encode': encode, 'seal': seal}
 
 
-def _kernel_residual_ContractResidual_methods(*, CanonicalizationError, Defect, RecordDefect, RecordError, _GENERATION, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _PLACEHOLDER, _VALIDATED, _check0, _check1, _check10, _check2, _check3, _check4, _check5, _check6, _check7, _check8, _check9, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _member_type6, _member_type8, _new, _remember_valid, _sealed_from, _supported1, _supported4, _validated_bytes, _version_shape, _versions_seen, _write0, _write1, _write10, _write2, _write3, _write4, _write5, _write6, _write7, _write8, _write9):
+def _kernel_residual_ContractResidual_methods(*, CanonicalizationError, Defect, RecordDefect, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _PLACEHOLDER, _VALIDATED, _check0, _check1, _check10, _check2, _check3, _check4, _check5, _check6, _check7, _check8, _check9, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _member_type6, _member_type8, _new, _sealed_from, _supported1, _supported4, _version_shape, _versions_seen, _write0, _write1, _write10, _write2, _write3, _write4, _write5, _write6, _write7, _write8, _write9):
     def __init__(self, residual_id, schema_version, problem_frame_digest, contract_assessment_id, candidate_organ, blocker_index, kind, residual_code, role, evidence_spans, explanation):
         if _VALIDATED.get(id(self)) is self:
             _forget_everything()
@@ -3181,11 +3053,7 @@ def _kernel_residual_ContractResidual_methods(*, CanonicalizationError, Defect, 
         _write8(self, role)
         _write9(self, evidence_spans)
         _write10(self, explanation)
-        generation = _GENERATION[0]
-        found = self.find_defect()
-        if found is not None:
-            raise RecordError(found)
-        _remember_valid(self, generation, _validated_bytes(self))
+        self.__post_init__()
     def sealed(cls, *, residual_id=_PLACEHOLDER, schema_version, problem_frame_digest, contract_assessment_id, candidate_organ, blocker_index, kind, residual_code, role, evidence_spans, explanation):
         record = _new(cls)
         _write0(record, residual_id)
@@ -3277,17 +3145,13 @@ def _kernel_search_run_BudgetCharge_encoders(*, FULL, IDENTITY, LEAN, _BYTES, _N
     return {'encode': encode, 'seal': seal}
 
 
-def _kernel_search_run_BudgetCharge_methods(*, CanonicalizationError, Defect, RecordDefect, RecordError, _GENERATION, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _VALIDATED, _check0, _check1, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _remember_valid, _validated_bytes, _version_shape, _versions_seen, _write0, _write1):
+def _kernel_search_run_BudgetCharge_methods(*, CanonicalizationError, Defect, RecordDefect, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _VALIDATED, _check0, _check1, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _version_shape, _versions_seen, _write0, _write1):
     def __init__(self, candidates, steps):
         if _VALIDATED.get(id(self)) is self:
             _forget_everything()
         _write0(self, candidates)
         _write1(self, steps)
-        generation = _GENERATION[0]
-        found = self.find_defect()
-        if found is not None:
-            raise RecordError(found)
-        _remember_valid(self, generation, _validated_bytes(self))
+        self.__post_init__()
     def find_defect(self, *, check_identity=True):
         v0 = self.candidates
         if not (type(v0) is int and 1 <= v0 <= _MAX_SAFE_INT):
@@ -3327,7 +3191,7 @@ def _kernel_search_run_BudgetConsumed_encoders(*, FULL, IDENTITY, LEAN, _BYTES, 
     return {'encode': encode, 'seal': seal}
 
 
-def _kernel_search_run_BudgetConsumed_methods(*, CanonicalizationError, Defect, RecordDefect, RecordError, _GENERATION, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _VALIDATED, _check0, _check1, _check2, _check3, _check4, _check5, _check6, _check7, _check8, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _remember_valid, _validated_bytes, _version_shape, _versions_seen, _write0, _write1, _write2, _write3, _write4, _write5, _write6, _write7, _write8):
+def _kernel_search_run_BudgetConsumed_methods(*, CanonicalizationError, Defect, RecordDefect, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _VALIDATED, _check0, _check1, _check2, _check3, _check4, _check5, _check6, _check7, _check8, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _version_shape, _versions_seen, _write0, _write1, _write2, _write3, _write4, _write5, _write6, _write7, _write8):
     def __init__(self, candidates_considered, max_candidates, depth_reached, max_depth, steps_used, max_steps, parallelism_used, max_parallelism, exhausted):
         if _VALIDATED.get(id(self)) is self:
             _forget_everything()
@@ -3340,11 +3204,7 @@ def _kernel_search_run_BudgetConsumed_methods(*, CanonicalizationError, Defect, 
         _write6(self, parallelism_used)
         _write7(self, max_parallelism)
         _write8(self, exhausted)
-        generation = _GENERATION[0]
-        found = self.find_defect()
-        if found is not None:
-            raise RecordError(found)
-        _remember_valid(self, generation, _validated_bytes(self))
+        self.__post_init__()
     def find_defect(self, *, check_identity=True):
         v0 = self.candidates_considered
         if not (type(v0) is int and 0 <= v0 <= _MAX_SAFE_INT):
@@ -3464,7 +3324,7 @@ def _kernel_search_run_CandidateAttempt_encoders(*, FULL, IDENTITY, LEAN, _BYTES
     return {'encode': encode, 'seal': seal}
 
 
-def _kernel_search_run_CandidateAttempt_methods(*, CanonicalizationError, Defect, RecordDefect, RecordError, _GENERATION, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _PLACEHOLDER, _VALIDATED, _check0, _check1, _check10, _check11, _check12, _check13, _check2, _check3, _check4, _check5, _check6, _check7, _check8, _check9, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _member_type10, _nested_type7, _new, _remember_valid, _sealed_from, _validated_bytes, _version_shape, _versions_seen, _write0, _write1, _write10, _write11, _write12, _write13, _write2, _write3, _write4, _write5, _write6, _write7, _write8, _write9):
+def _kernel_search_run_CandidateAttempt_methods(*, CanonicalizationError, Defect, RecordDefect, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _PLACEHOLDER, _VALIDATED, _check0, _check1, _check10, _check11, _check12, _check13, _check2, _check3, _check4, _check5, _check6, _check7, _check8, _check9, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _member_type10, _nested_type7, _new, _sealed_from, _version_shape, _versions_seen, _write0, _write1, _write10, _write11, _write12, _write13, _write2, _write3, _write4, _write5, _write6, _write7, _write8, _write9):
     def __init__(self, attempt_id, attempt_index, parent_attempt_id, operator_id, operator_version, input_digest, candidate_digest, budget_charge, depth, step_index, replay_status, replay_blockers, evidence_spans, explanation):
         if _VALIDATED.get(id(self)) is self:
             _forget_everything()
@@ -3482,11 +3342,7 @@ def _kernel_search_run_CandidateAttempt_methods(*, CanonicalizationError, Defect
         _write11(self, replay_blockers)
         _write12(self, evidence_spans)
         _write13(self, explanation)
-        generation = _GENERATION[0]
-        found = self.find_defect()
-        if found is not None:
-            raise RecordError(found)
-        _remember_valid(self, generation, _validated_bytes(self))
+        self.__post_init__()
     def sealed(cls, *, attempt_id=_PLACEHOLDER, attempt_index, parent_attempt_id, operator_id, operator_version, input_digest, candidate_digest, budget_charge, depth, step_index, replay_status, replay_blockers, evidence_spans, explanation):
         record = _new(cls)
         _write0(record, attempt_id)
@@ -3620,7 +3476,7 @@ def _kernel_search_run_GeometricSearchInput_encoders(*, FULL, IDENTITY, LEAN, _B
     return {'encode': encode, 'seal': seal}
 
 
-def _kernel_search_run_GeometricSearchInput_methods(*, CanonicalizationError, Defect, RecordDefect, RecordError, _GENERATION, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _VALIDATED, _check0, _check1, _check10, _check11, _check2, _check3, _check4, _check5, _check6, _check7, _check8, _check9, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _remember_valid, _validated_bytes, _version_shape, _versions_seen, _write0, _write1, _write10, _write11, _write2, _write3, _write4, _write5, _write6, _write7, _write8, _write9):
+def _kernel_search_run_GeometricSearchInput_methods(*, CanonicalizationError, Defect, RecordDefect, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _VALIDATED, _check0, _check1, _check10, _check11, _check2, _check3, _check4, _check5, _check6, _check7, _check8, _check9, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _version_shape, _versions_seen, _write0, _write1, _write10, _write11, _write2, _write3, _write4, _write5, _write6, _write7, _write8, _write9):
     def __init__(self, problem_frame_digest, contract_assessment_id, residual_ids, gate_decision_id, gate_policy_version, gate_input_digest, budget_id, budget_policy_version, operator_set_id, operator_set_version, run_policy_version, schema_version):
         if _VALIDATED.get(id(self)) is self:
             _forget_everything()
@@ -3636,11 +3492,7 @@ def _kernel_search_run_GeometricSearchInput_methods(*, CanonicalizationError, De
         _write9(self, operator_set_version)
         _write10(self, run_policy_version)
         _write11(self, schema_version)
-        generation = _GENERATION[0]
-        found = self.find_defect()
-        if found is not None:
-            raise RecordError(found)
-        _remember_valid(self, generation, _validated_bytes(self))
+        self.__post_init__()
     def find_defect(self, *, check_identity=True):
         v0 = self.problem_frame_digest
         if not (type(v0) is str and (v0 in _digests_seen or _digest_shape(v0))):
@@ -3792,7 +3644,7 @@ def _kernel_search_run_GeometricSearchRun_encoders(*, FULL, IDENTITY, LEAN, _BYT
     return {'encode': encode, 'seal': seal}
 
 
-def _kernel_search_run_GeometricSearchRun_methods(*, CanonicalizationError, Defect, RecordDefect, RecordError, _GENERATION, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _PLACEHOLDER, _VALIDATED, _check0, _check1, _check10, _check11, _check12, _check13, _check14, _check15, _check16, _check2, _check3, _check4, _check5, _check6, _check7, _check8, _check9, _code_shape, _codes_seen, _default16, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _member_type13, _member_type14, _nested_type12, _new, _remember_valid, _sealed_from, _supported1, _supported2, _validated_bytes, _version_shape, _versions_seen, _write0, _write1, _write10, _write11, _write12, _write13, _write14, _write15, _write16, _write2, _write3, _write4, _write5, _write6, _write7, _write8, _write9):
+def _kernel_search_run_GeometricSearchRun_methods(*, CanonicalizationError, Defect, RecordDefect, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _PLACEHOLDER, _VALIDATED, _check0, _check1, _check10, _check11, _check12, _check13, _check14, _check15, _check16, _check2, _check3, _check4, _check5, _check6, _check7, _check8, _check9, _code_shape, _codes_seen, _default16, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _member_type13, _member_type14, _nested_type12, _new, _sealed_from, _supported1, _supported2, _version_shape, _versions_seen, _write0, _write1, _write10, _write11, _write12, _write13, _write14, _write15, _write16, _write2, _write3, _write4, _write5, _write6, _write7, _write8, _write9):
     def __init__(self, run_id, run_policy_version, schema_version, problem_frame_digest, contract_assessment_id, residual_ids, gate_decision_id, budget_id, operator_set_id, operator_set_version, input_digest, candidate_attempts, budget_consumed, run_disposition, exhaustion_code, explanation, opened_run_id=_default16):
         if _VALIDATED.get(id(self)) is self:
             _forget_everything()
@@ -3813,11 +3665,7 @@ def _kernel_search_run_GeometricSearchRun_methods(*, CanonicalizationError, Defe
         _write14(self, exhaustion_code)
         _write15(self, explanation)
         _write16(self, opened_run_id)
-        generation = _GENERATION[0]
-        found = self.find_defect()
-        if found is not None:
-            raise RecordError(found)
-        _remember_valid(self, generation, _validated_bytes(self))
+        self.__post_init__()
     def sealed(cls, *, run_id=_PLACEHOLDER, run_policy_version, schema_version, problem_frame_digest, contract_assessment_id, residual_ids, gate_decision_id, budget_id, operator_set_id, operator_set_version, input_digest, candidate_attempts, budget_consumed, run_disposition, exhaustion_code, explanation, opened_run_id=_default16):
         record = _new(cls)
         _write0(record, run_id)
@@ -4004,7 +3852,7 @@ def _kernel_search_run_OpenedSearchRun_encoders(*, FULL, IDENTITY, LEAN, _BYTES,
     return {'encode': encode, 'seal': seal}
 
 
-def _kernel_search_run_OpenedSearchRun_methods(*, CanonicalizationError, Defect, RecordDefect, RecordError, _GENERATION, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _PLACEHOLDER, _VALIDATED, _check0, _check1, _check10, _check11, _check12, _check13, _check14, _check15, _check2, _check3, _check4, _check5, _check6, _check7, _check8, _check9, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _new, _remember_valid, _sealed_from, _supported1, _supported2, _validated_bytes, _version_shape, _versions_seen, _write0, _write1, _write10, _write11, _write12, _write13, _write14, _write15, _write2, _write3, _write4, _write5, _write6, _write7, _write8, _write9):
+def _kernel_search_run_OpenedSearchRun_methods(*, CanonicalizationError, Defect, RecordDefect, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _PLACEHOLDER, _VALIDATED, _check0, _check1, _check10, _check11, _check12, _check13, _check14, _check15, _check2, _check3, _check4, _check5, _check6, _check7, _check8, _check9, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _new, _sealed_from, _supported1, _supported2, _version_shape, _versions_seen, _write0, _write1, _write10, _write11, _write12, _write13, _write14, _write15, _write2, _write3, _write4, _write5, _write6, _write7, _write8, _write9):
     def __init__(self, run_id, run_policy_version, schema_version, problem_frame_digest, contract_assessment_id, residual_ids, gate_decision_id, budget_id, operator_set_id, operator_set_version, input_digest, max_candidates, max_depth, max_steps, max_parallelism, explanation):
         if _VALIDATED.get(id(self)) is self:
             _forget_everything()
@@ -4024,11 +3872,7 @@ def _kernel_search_run_OpenedSearchRun_methods(*, CanonicalizationError, Defect,
         _write13(self, max_steps)
         _write14(self, max_parallelism)
         _write15(self, explanation)
-        generation = _GENERATION[0]
-        found = self.find_defect()
-        if found is not None:
-            raise RecordError(found)
-        _remember_valid(self, generation, _validated_bytes(self))
+        self.__post_init__()
     def sealed(cls, *, run_id=_PLACEHOLDER, run_policy_version, schema_version, problem_frame_digest, contract_assessment_id, residual_ids, gate_decision_id, budget_id, operator_set_id, operator_set_version, input_digest, max_candidates, max_depth, max_steps, max_parallelism, explanation):
         record = _new(cls)
         _write0(record, run_id)
@@ -4180,7 +4024,7 @@ def _kernel_search_run_OperatorManifestRow_encoders(*, FULL, IDENTITY, LEAN, _BY
     return {'encode': encode, 'seal': seal}
 
 
-def _kernel_search_run_OperatorManifestRow_methods(*, CanonicalizationError, Defect, RecordDefect, RecordError, _GENERATION, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _VALIDATED, _check0, _check1, _check10, _check11, _check12, _check13, _check14, _check15, _check2, _check3, _check4, _check5, _check6, _check7, _check8, _check9, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _nested_type6, _remember_valid, _validated_bytes, _version_shape, _versions_seen, _write0, _write1, _write10, _write11, _write12, _write13, _write14, _write15, _write2, _write3, _write4, _write5, _write6, _write7, _write8, _write9):
+def _kernel_search_run_OperatorManifestRow_methods(*, CanonicalizationError, Defect, RecordDefect, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _VALIDATED, _check0, _check1, _check10, _check11, _check12, _check13, _check14, _check15, _check2, _check3, _check4, _check5, _check6, _check7, _check8, _check9, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _nested_type6, _version_shape, _versions_seen, _write0, _write1, _write10, _write11, _write12, _write13, _write14, _write15, _write2, _write3, _write4, _write5, _write6, _write7, _write8, _write9):
     def __init__(self, operator_name, operator_version, allowed_residual_kinds, allowed_residual_codes, allowed_candidate_organs, max_attempts_per_run, budget_charge, depth, max_parallelism, schema_versions, policy_versions, input_obligations, output_candidate_shape, ordering_key, forbidden_side_effects, replay_obligations):
         if _VALIDATED.get(id(self)) is self:
             _forget_everything()
@@ -4200,11 +4044,7 @@ def _kernel_search_run_OperatorManifestRow_methods(*, CanonicalizationError, Def
         _write13(self, ordering_key)
         _write14(self, forbidden_side_effects)
         _write15(self, replay_obligations)
-        generation = _GENERATION[0]
-        found = self.find_defect()
-        if found is not None:
-            raise RecordError(found)
-        _remember_valid(self, generation, _validated_bytes(self))
+        self.__post_init__()
     def find_defect(self, *, check_identity=True):
         v0 = self.operator_name
         if not (type(v0) is str and (v0 in _codes_seen or _code_shape(v0))):
@@ -4301,17 +4141,13 @@ def _kernel_search_run_OperatorSetManifest_encoders(*, FULL, IDENTITY, LEAN, _BY
     return {'encode': encode, 'seal': seal}
 
 
-def _kernel_search_run_OperatorSetManifest_methods(*, CanonicalizationError, Defect, RecordDefect, RecordError, _GENERATION, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _VALIDATED, _check0, _check1, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _remember_valid, _validated_bytes, _version_shape, _versions_seen, _write0, _write1):
+def _kernel_search_run_OperatorSetManifest_methods(*, CanonicalizationError, Defect, RecordDefect, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _VALIDATED, _check0, _check1, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _version_shape, _versions_seen, _write0, _write1):
     def __init__(self, operator_set_version, operators):
         if _VALIDATED.get(id(self)) is self:
             _forget_everything()
         _write0(self, operator_set_version)
         _write1(self, operators)
-        generation = _GENERATION[0]
-        found = self.find_defect()
-        if found is not None:
-            raise RecordError(found)
-        _remember_valid(self, generation, _validated_bytes(self))
+        self.__post_init__()
     def find_defect(self, *, check_identity=True):
         v0 = self.operator_set_version
         if not (type(v0) is str and (v0 in _versions_seen or _version_shape(v0))):
@@ -4377,7 +4213,7 @@ def _kernel_search_run_SearchRunRefusal_encoders(*, FULL, IDENTITY, LEAN, _BYTES
     return {'encode': encode, 'seal': seal}
 
 
-def _kernel_search_run_SearchRunRefusal_methods(*, CanonicalizationError, Defect, RecordDefect, RecordError, _GENERATION, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _PLACEHOLDER, _VALIDATED, _check0, _check1, _check2, _check3, _check4, _check5, _check6, _check7, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _member_type5, _new, _remember_valid, _sealed_from, _validated_bytes, _version_shape, _versions_seen, _write0, _write1, _write2, _write3, _write4, _write5, _write6, _write7):
+def _kernel_search_run_SearchRunRefusal_methods(*, CanonicalizationError, Defect, RecordDefect, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _PLACEHOLDER, _VALIDATED, _check0, _check1, _check2, _check3, _check4, _check5, _check6, _check7, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _member_type5, _new, _sealed_from, _version_shape, _versions_seen, _write0, _write1, _write2, _write3, _write4, _write5, _write6, _write7):
     def __init__(self, outcome_id, run_policy_version, input_digest, gate_decision_id, budget_id, run_disposition, reason_codes, explanation):
         if _VALIDATED.get(id(self)) is self:
             _forget_everything()
@@ -4389,11 +4225,7 @@ def _kernel_search_run_SearchRunRefusal_methods(*, CanonicalizationError, Defect
         _write5(self, run_disposition)
         _write6(self, reason_codes)
         _write7(self, explanation)
-        generation = _GENERATION[0]
-        found = self.find_defect()
-        if found is not None:
-            raise RecordError(found)
-        _remember_valid(self, generation, _validated_bytes(self))
+        self.__post_init__()
     def sealed(cls, *, outcome_id=_PLACEHOLDER, run_policy_version, input_digest, gate_decision_id, budget_id, run_disposition, reason_codes, explanation):
         record = _new(cls)
         _write0(record, outcome_id)
@@ -4538,7 +4370,7 @@ def _kernel_trace_SealedPracticeTrace_encoders(*, FULL, IDENTITY, LEAN, _BYTES, 
     return {'encode': encode, 'seal': seal}
 
 
-def _kernel_trace_SealedPracticeTrace_methods(*, CanonicalizationError, Defect, RecordDefect, RecordError, _GENERATION, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _PLACEHOLDER, _VALIDATED, _check0, _check1, _check10, _check11, _check12, _check13, _check14, _check15, _check16, _check2, _check3, _check4, _check5, _check6, _check7, _check8, _check9, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _nested_type10, _nested_type3, _nested_type4, _nested_type5, _nested_type7, _nested_type8, _nested_type9, _new, _remember_valid, _sealed_from, _supported1, _validated_bytes, _version_shape, _versions_seen, _write0, _write1, _write10, _write11, _write12, _write13, _write14, _write15, _write16, _write2, _write3, _write4, _write5, _write6, _write7, _write8, _write9):
+def _kernel_trace_SealedPracticeTrace_methods(*, CanonicalizationError, Defect, RecordDefect, _MAX_SAFE_INT, _MAX_TEXT_LENGTH, _PLACEHOLDER, _VALIDATED, _check0, _check1, _check10, _check11, _check12, _check13, _check14, _check15, _check16, _check2, _check3, _check4, _check5, _check6, _check7, _check8, _check9, _code_shape, _codes_seen, _digest_shape, _digests_seen, _forget_everything, _has_lone_surrogate, _nested_type10, _nested_type3, _nested_type4, _nested_type5, _nested_type7, _nested_type8, _nested_type9, _new, _sealed_from, _supported1, _version_shape, _versions_seen, _write0, _write1, _write10, _write11, _write12, _write13, _write14, _write15, _write16, _write2, _write3, _write4, _write5, _write6, _write7, _write8, _write9):
     def __init__(self, trace_id, schema_version, versions, frame, original_assessment, direct_proof, residuals, gate_decision, budget_decision, search_input, opened_run, operator_outcomes, run_outcome, replays, outcome, stage_digests, explanation):
         if _VALIDATED.get(id(self)) is self:
             _forget_everything()
@@ -4559,11 +4391,7 @@ def _kernel_trace_SealedPracticeTrace_methods(*, CanonicalizationError, Defect, 
         _write14(self, outcome)
         _write15(self, stage_digests)
         _write16(self, explanation)
-        generation = _GENERATION[0]
-        found = self.find_defect()
-        if found is not None:
-            raise RecordError(found)
-        _remember_valid(self, generation, _validated_bytes(self))
+        self.__post_init__()
     def sealed(cls, *, trace_id=_PLACEHOLDER, schema_version, versions, frame, original_assessment, direct_proof, residuals, gate_decision, budget_decision, search_input, opened_run, operator_outcomes, run_outcome, replays, outcome, stage_digests, explanation):
         record = _new(cls)
         _write0(record, trace_id)
@@ -4676,89 +4504,89 @@ def _kernel_trace_SealedPracticeTrace_methods(*, CanonicalizationError, Defect, 
 
 BUILDS = {
     'practice_loop.kernel.answer.AnswerRefusal:encoders': ('ce74f13bbdef5c7b04d731d682b3d972162216b5c2594922babe5200412a7247', _kernel_answer_AnswerRefusal_encoders),
-    'practice_loop.kernel.answer.AnswerRefusal:methods': ('5232e3563800f51a0e999b1a8e8f8017c5dce727b64d966a38932e740494a8e2', _kernel_answer_AnswerRefusal_methods),
+    'practice_loop.kernel.answer.AnswerRefusal:methods': ('2b16fdc44db3aeaa8e4b6048bf4dd5e4230abf38d4e1a8bd40b059df0d9b412f', _kernel_answer_AnswerRefusal_methods),
     'practice_loop.kernel.answer.ProofGatedAnswer:encoders': ('54458574c61d006bd056585e5f59f69b491e21f980252017d0f887bca0a020e3', _kernel_answer_ProofGatedAnswer_encoders),
-    'practice_loop.kernel.answer.ProofGatedAnswer:methods': ('c14c94a7197e021a4546bbedc5fc5545f206a5252820fe29e4cccf2ff8bbc766', _kernel_answer_ProofGatedAnswer_methods),
+    'practice_loop.kernel.answer.ProofGatedAnswer:methods': ('b723fbd0962141c27c91363b13e84ac24d334098d50aa1dabf3a6ab46a63af92', _kernel_answer_ProofGatedAnswer_methods),
     'practice_loop.kernel.assessment.Blocker:encoders': ('762b4ffb2f05fc76c6c43561334cd67648d2434fec8c2946060fbbd057f829a6', _kernel_assessment_Blocker_encoders),
-    'practice_loop.kernel.assessment.Blocker:methods': ('372da901d1017b1f28ee5482af7e8a22dc7e0805b642f9cc3d5334763d2543dc', _kernel_assessment_Blocker_methods),
+    'practice_loop.kernel.assessment.Blocker:methods': ('84af3a8c66b13ecded4736756ba0e9c78bc29799f0ce5d0cab8a7fb32db4e424', _kernel_assessment_Blocker_methods),
     'practice_loop.kernel.assessment.ContractAssessment:encoders': ('518246b085af29bde618f1b48c083d12223ca7b2195de972f64ee07042ef862d', _kernel_assessment_ContractAssessment_encoders),
-    'practice_loop.kernel.assessment.ContractAssessment:methods': ('542a82d38d91ea8c991a685cd79fb99964bb438ba3f6d69cecb68bc187ed934b', _kernel_assessment_ContractAssessment_methods),
+    'practice_loop.kernel.assessment.ContractAssessment:methods': ('3431ca9c57888d065a22429f1e793c5cd23fe2aab810329113068eb67348ab5f', _kernel_assessment_ContractAssessment_methods),
     'practice_loop.kernel.budget.BudgetLimits:encoders': ('77aeef3857cb84b205e4f33f9b9ddbab9cf8cd485c281e8670d34cff5c149be8', _kernel_budget_BudgetLimits_encoders),
-    'practice_loop.kernel.budget.BudgetLimits:methods': ('50e2f71ccdb01418dce00fe2f01075c0b8fcf886be03a25aa635e1d130f83fe7', _kernel_budget_BudgetLimits_methods),
+    'practice_loop.kernel.budget.BudgetLimits:methods': ('5c14251cf1f1eeb0f72a61c4d58752c93c7ad509a8aa7a5a02b34c3a6733c6ff', _kernel_budget_BudgetLimits_methods),
     'practice_loop.kernel.budget.BudgetPolicyRow:encoders': ('c2fe34a8796bb063b861ea7554e12cda371ac3a4702421f725eae80f16250e81', _kernel_budget_BudgetPolicyRow_encoders),
-    'practice_loop.kernel.budget.BudgetPolicyRow:methods': ('e711258307e29aca67ab70668e80a8e21c50c7f2a7cada4945fde7cf28b53437', _kernel_budget_BudgetPolicyRow_methods),
+    'practice_loop.kernel.budget.BudgetPolicyRow:methods': ('46d7073753176d5dd1f0d8bfde0b7b2846a4b7460c4bd0e78ff35a5d4db1fcb6', _kernel_budget_BudgetPolicyRow_methods),
     'practice_loop.kernel.budget.BudgetVerdict:encoders': ('f51ed2a89aea507c43b6f01153f904aa94157732b3a722a9d3706779814b278e', _kernel_budget_BudgetVerdict_encoders),
-    'practice_loop.kernel.budget.BudgetVerdict:methods': ('684dda4b9448477d4ae6d0bbf93f64fa547a4046aa7d8d1a222076cd1273bb9b', _kernel_budget_BudgetVerdict_methods),
+    'practice_loop.kernel.budget.BudgetVerdict:methods': ('eaf24e2f54bc206894b66960c8fa959dec8308363873e557c1cb446c8a7d1907', _kernel_budget_BudgetVerdict_methods),
     'practice_loop.kernel.budget.ComputeBudgetDecision:encoders': ('7dced633077779f68ebcc25edaa41b91e85ed774aa5124209a516158fc5d9d0e', _kernel_budget_ComputeBudgetDecision_encoders),
-    'practice_loop.kernel.budget.ComputeBudgetDecision:methods': ('71094314953d13004304298dc045d0bc182bdd58ee9212922012cfb540d101c7', _kernel_budget_ComputeBudgetDecision_methods),
+    'practice_loop.kernel.budget.ComputeBudgetDecision:methods': ('15bdcaea434f559ecff132f7092463d1a9e92b4fb3882b19e5281a0259db9c4d', _kernel_budget_ComputeBudgetDecision_methods),
     'practice_loop.kernel.budget.ComputeBudgetPolicy:encoders': ('99a17be3444af6b1b0d0a95d78b8d7cb4c3aac277ae4d6df97fe0f0af415367f', _kernel_budget_ComputeBudgetPolicy_encoders),
-    'practice_loop.kernel.budget.ComputeBudgetPolicy:methods': ('ca1ccc6023d75c3c36359b3093ba9ed405cb189f99c39bfd65d77462e8440edf', _kernel_budget_ComputeBudgetPolicy_methods),
+    'practice_loop.kernel.budget.ComputeBudgetPolicy:methods': ('31fed1b4ae991c15b387ea460230ff9dee5bf4793990a18a6ecc10d6b3c90036', _kernel_budget_ComputeBudgetPolicy_methods),
     'practice_loop.kernel.frame.FrameHazard:encoders': ('33d719af3cb9f5316075a5e3da361b1e3e494b92a7760af3896e0c5f8cf15a4a', _kernel_frame_FrameHazard_encoders),
-    'practice_loop.kernel.frame.FrameHazard:methods': ('62ad2bf41cc761d1bcf0619095e6dfbda47cb99c93f48394eee475652e96b397', _kernel_frame_FrameHazard_methods),
+    'practice_loop.kernel.frame.FrameHazard:methods': ('d8982d83b8a2c216afab9c1214262954aa51897e88e3748b6f857b5790532eec', _kernel_frame_FrameHazard_methods),
     'practice_loop.kernel.frame.GroundedUnaryDeltaCue:encoders': ('5f099f352b1d17c7a9499ce76ecead5e3e8e13384a8b8e067205a531625e0704', _kernel_frame_GroundedUnaryDeltaCue_encoders),
-    'practice_loop.kernel.frame.GroundedUnaryDeltaCue:methods': ('eb4acbd2b6fa5f9242ae34914da87f00d9c916e8ff793a7953fea688b92fbf79', _kernel_frame_GroundedUnaryDeltaCue_methods),
+    'practice_loop.kernel.frame.GroundedUnaryDeltaCue:methods': ('5a1c61059ed2e232b696656f6edc1b5cc10064b84a40d11f27a43276da85e23b', _kernel_frame_GroundedUnaryDeltaCue_methods),
     'practice_loop.kernel.frame.ProblemFrame:encoders': ('adf2137ed4d782b10fc1a752d36d411b64f831890acae0d1195b011a814d959e', _kernel_frame_ProblemFrame_encoders),
-    'practice_loop.kernel.frame.ProblemFrame:methods': ('cdf3637d0bed92baf0d56792d7d2ef74944a5ff618aa7418258b7b352a8214f4', _kernel_frame_ProblemFrame_methods),
+    'practice_loop.kernel.frame.ProblemFrame:methods': ('31b2ca20bce62ad2189897bee04d3e68f7643680bf43a92356da5f972551d8b9', _kernel_frame_ProblemFrame_methods),
     'practice_loop.kernel.frame.QuantityFact:encoders': ('4f0b3e99f4239f31e626f95f5853f917b6bb118bf47eb723d9c0d00fb4dd0698', _kernel_frame_QuantityFact_encoders),
-    'practice_loop.kernel.frame.QuantityFact:methods': ('716e954bd689c18de3ab8678af0a905d25b6d2fe0cc94be7d82c8a56eb421b3c', _kernel_frame_QuantityFact_methods),
+    'practice_loop.kernel.frame.QuantityFact:methods': ('027ab4fab8a591c674decb98a0524a96166854b4369703c6a06d62a094a52820', _kernel_frame_QuantityFact_methods),
     'practice_loop.kernel.frame.QuestionTarget:encoders': ('638de2ef574dc6ba4730c8ac292c17a21b7c446d4b6a1801cd5c1f226dd0b991', _kernel_frame_QuestionTarget_encoders),
-    'practice_loop.kernel.frame.QuestionTarget:methods': ('66c5b86cdcfb4c87951f0f229794534d01349d7438df6c0fde15267b549df97f', _kernel_frame_QuestionTarget_methods),
+    'practice_loop.kernel.frame.QuestionTarget:methods': ('f285a306040e87d4953899408367a92c1fc0dd1ef7b694589aeb45c2c39aac5e', _kernel_frame_QuestionTarget_methods),
     'practice_loop.kernel.frame.RoleBinding:encoders': ('2d4de65a808b2b348a2e1bb8564bdeebcfe16ea8fd4ffd5f89793871f6b1490c', _kernel_frame_RoleBinding_encoders),
-    'practice_loop.kernel.frame.RoleBinding:methods': ('b430dc8498c2c6f754db6838929f47cfb994ac438f6c9ae548533b9e9ff193a6', _kernel_frame_RoleBinding_methods),
+    'practice_loop.kernel.frame.RoleBinding:methods': ('41fe9ebc49e7a7201738f03c91545d53fd52129277105c1e1714760904c6d217', _kernel_frame_RoleBinding_methods),
     'practice_loop.kernel.frame.StateChangeProposal:encoders': ('d0f348733714c899dda245fac020a731df0736c40b8a688bc7f0d78df0379b19', _kernel_frame_StateChangeProposal_encoders),
-    'practice_loop.kernel.frame.StateChangeProposal:methods': ('5b7df5fb9236681d7dedbfa7f2b6e697fd9b67294f404640c7735626b9c496d3', _kernel_frame_StateChangeProposal_methods),
+    'practice_loop.kernel.frame.StateChangeProposal:methods': ('8cbac52340ad5f19145df80b24dba2ddda51c019b0a804050a367c6b5bdb9cb8', _kernel_frame_StateChangeProposal_methods),
     'practice_loop.kernel.gate.EligibleReasonRow:encoders': ('6226d29556422ff1b962edd3268ea48b2689db48f8b6b86d47ec3a5a93d29f11', _kernel_gate_EligibleReasonRow_encoders),
-    'practice_loop.kernel.gate.EligibleReasonRow:methods': ('6a57bebb6fb82dfd5d47e38660105093a458ed37a29a7311d9e9d25713010a67', _kernel_gate_EligibleReasonRow_methods),
+    'practice_loop.kernel.gate.EligibleReasonRow:methods': ('ba2b0176f2fa6909154f56b53a90825b2608de51d0f4a891c99956204e814a71', _kernel_gate_EligibleReasonRow_methods),
     'practice_loop.kernel.gate.GateReasonStatus:encoders': ('f5081bca04bcfae283546822034a0e04531bd905fab6802bcf62afd16542e589', _kernel_gate_GateReasonStatus_encoders),
-    'practice_loop.kernel.gate.GateReasonStatus:methods': ('212fd6e4b670195161b2fc0a7520af3b1c11f6b69cd9a65855182e9c6aa63fd7', _kernel_gate_GateReasonStatus_methods),
+    'practice_loop.kernel.gate.GateReasonStatus:methods': ('c9d3be779fd4039db1e94242f9742c16330fb24a4dd921b0ab6a4bf0f1d0013b', _kernel_gate_GateReasonStatus_methods),
     'practice_loop.kernel.gate.SearchGateDecision:encoders': ('c32f47081f3fd6e555012ae37d60921a289f9946333064dd48f9713a7c165a08', _kernel_gate_SearchGateDecision_encoders),
-    'practice_loop.kernel.gate.SearchGateDecision:methods': ('1b201e895ec7ed7a9037a42ce2ef704e8fb0d9ec7bcb6fc5211f64d8e22259a7', _kernel_gate_SearchGateDecision_methods),
+    'practice_loop.kernel.gate.SearchGateDecision:methods': ('e4a9e537176aca1e6e9d4268a5189d58c4bb2b1a90a1703f143a9abb38974a14', _kernel_gate_SearchGateDecision_methods),
     'practice_loop.kernel.gate.SearchGatePolicy:encoders': ('d1832a021aff89e47ec2aaafa584da211f0d83a392a0d01ec1b4502403cb7384', _kernel_gate_SearchGatePolicy_encoders),
-    'practice_loop.kernel.gate.SearchGatePolicy:methods': ('d2dee3f746f27eb0986768a249ca2287593ace24a622bc0c563c43b2520e1dec', _kernel_gate_SearchGatePolicy_methods),
+    'practice_loop.kernel.gate.SearchGatePolicy:methods': ('826e556d2116ae1d8350b732e9ef9ae42799035234615318b746d4a8ca5bae97', _kernel_gate_SearchGatePolicy_methods),
     'practice_loop.kernel.identity.SourceSpan:encoders': ('554e18831668d3fbd771d9936a1fe410d9dc53a7ebbbdc3961d64d5e71b21332', _kernel_identity_SourceSpan_encoders),
-    'practice_loop.kernel.identity.SourceSpan:methods': ('e77c8c7ffd7bc9adbd2710cfd9347ced2b5ebd84beefe66e0505916c6c059320', _kernel_identity_SourceSpan_methods),
+    'practice_loop.kernel.identity.SourceSpan:methods': ('ac868427b4f1311dd971de4d4247cde344118461c66c758af44966c3e5464114', _kernel_identity_SourceSpan_methods),
     'practice_loop.kernel.identity.StageRefusal:encoders': ('8ffea7f3d01d04c0d23e74b0e2cb0215240668bc98b57432722df89cf6d91df5', _kernel_identity_StageRefusal_encoders),
-    'practice_loop.kernel.identity.StageRefusal:methods': ('83b08a92f98270d1b05705e7ea6bee50085c2fac16379c0dfed67e15a4e26aff', _kernel_identity_StageRefusal_methods),
+    'practice_loop.kernel.identity.StageRefusal:methods': ('c00759cbbf368f27f2c9d2f785dae4e08610b2115972b099591a96e2ae138e80', _kernel_identity_StageRefusal_methods),
     'practice_loop.kernel.operators.CandidateOperatorInput:encoders': ('753d0989184ff0e84bda4901a3fa63d39eceed855b24180d66a5e173e1b779a9', _kernel_operators_CandidateOperatorInput_encoders),
-    'practice_loop.kernel.operators.CandidateOperatorInput:methods': ('6bc78e8be00114d499840a5a04d88de6af6b98068ee6092c07eaf5fddf6bda70', _kernel_operators_CandidateOperatorInput_methods),
+    'practice_loop.kernel.operators.CandidateOperatorInput:methods': ('45cb7732a744a6998ddc4ddcf55bfd5621d22f44bc47950e29b62cdf462b2ce0', _kernel_operators_CandidateOperatorInput_methods),
     'practice_loop.kernel.operators.CandidateOperatorPolicy:encoders': ('948d0e77d51edf4187474317805951551d041bab7e4889062b77ccc23ee1ad5c', _kernel_operators_CandidateOperatorPolicy_encoders),
-    'practice_loop.kernel.operators.CandidateOperatorPolicy:methods': ('f40dc48454a3767098a4fc628960c07126ffb1f8eaa57e187081653bdce9fcd3', _kernel_operators_CandidateOperatorPolicy_methods),
+    'practice_loop.kernel.operators.CandidateOperatorPolicy:methods': ('15e36fd5db51aa3dce3c065ec6d3792857b6e3b3a03b4f12cd1ca7074eda1dd4', _kernel_operators_CandidateOperatorPolicy_methods),
     'practice_loop.kernel.operators.CandidateOperatorRefusal:encoders': ('ba1a97f50083948e9e2484e1923ae2101dabde32e4abd6a7b3072a8948bc34db', _kernel_operators_CandidateOperatorRefusal_encoders),
-    'practice_loop.kernel.operators.CandidateOperatorRefusal:methods': ('93932d75031cd8eb1785dc2488667fd2e8b8cc6552cab0c4635b733f140e0fd4', _kernel_operators_CandidateOperatorRefusal_methods),
+    'practice_loop.kernel.operators.CandidateOperatorRefusal:methods': ('1a5305d26b09cebd9eec3974bf956a49aeba5d6e6d551e126a39e8189c88f459', _kernel_operators_CandidateOperatorRefusal_methods),
     'practice_loop.kernel.operators.CandidateOperatorResult:encoders': ('c1f187a23f72dbfc0d88d16eb82aef49a7bd914a7f2c08ea78a25ffb6b2d788a', _kernel_operators_CandidateOperatorResult_encoders),
-    'practice_loop.kernel.operators.CandidateOperatorResult:methods': ('99042a1f09e90182fae3726b039033d0e38a565f5c218a967cbc02ed35cfa3d1', _kernel_operators_CandidateOperatorResult_methods),
+    'practice_loop.kernel.operators.CandidateOperatorResult:methods': ('66ed445d8471e5e9f03b356c2e6ff41c46192c283b79138e48bd43c88c586c45', _kernel_operators_CandidateOperatorResult_methods),
     'practice_loop.kernel.operators.CandidateReconstruction:encoders': ('f80cf6d678d78ebdfbb4d654f425e54fd35503a9056828c7effa8ec440b669b3', _kernel_operators_CandidateReconstruction_encoders),
-    'practice_loop.kernel.operators.CandidateReconstruction:methods': ('9d5f7fa95c0fe86d3148b5733eaa63b78e1f77ca844ba50b49aae2643f1e3eb3', _kernel_operators_CandidateReconstruction_methods),
+    'practice_loop.kernel.operators.CandidateReconstruction:methods': ('4c97e8f78442eea174d819183629337022edccae675211940bf3e7833336a121', _kernel_operators_CandidateReconstruction_methods),
     'practice_loop.kernel.operators.RoleBindingDelta:encoders': ('d010551e9efd6d3d0e8dd33e0b40bc4f261de553a80ef90a61bfca9d7ca5beff', _kernel_operators_RoleBindingDelta_encoders),
-    'practice_loop.kernel.operators.RoleBindingDelta:methods': ('f15864ed3f910210b9372d013849364fdefd1d92f9c468d8aa3e73b4a6253052', _kernel_operators_RoleBindingDelta_methods),
+    'practice_loop.kernel.operators.RoleBindingDelta:methods': ('ee594c73914559564a0362a264addd07ba709c94dfb9d273f798b4f7545bfe0b', _kernel_operators_RoleBindingDelta_methods),
     'practice_loop.kernel.proof.ObligationOutcome:encoders': ('545f40965b01ba1480504fd92f78d11aa183c58556fe7ffb517e8e666e96763b', _kernel_proof_ObligationOutcome_encoders),
-    'practice_loop.kernel.proof.ObligationOutcome:methods': ('99f8f1ca923ae276f35ae764a227d6e45bccd703e02d048ea98dc416d0927d69', _kernel_proof_ObligationOutcome_methods),
+    'practice_loop.kernel.proof.ObligationOutcome:methods': ('a257741081fdfe872e2eef5d438ebb59bc8aac5bba73837f0cb7bd53d367e570', _kernel_proof_ObligationOutcome_methods),
     'practice_loop.kernel.proof.ProofRecord:encoders': ('9ccfa3ab3d28a264046b8b9a7461493c447459bed0edc7691327924579bba517', _kernel_proof_ProofRecord_encoders),
-    'practice_loop.kernel.proof.ProofRecord:methods': ('7df8e7eb978647f13c3dfdfc75fba50be8cbff78255e05e12114d113bfb183e8', _kernel_proof_ProofRecord_methods),
+    'practice_loop.kernel.proof.ProofRecord:methods': ('909fbedc7adcf1518947d82eb450d39ba5eeb556dc790143274c820c2d7be367', _kernel_proof_ProofRecord_methods),
     'practice_loop.kernel.replay.ReplayRefusal:encoders': ('86565a87381848335e0c1283b343424f6164340876ee568255f194add7dbf486', _kernel_replay_ReplayRefusal_encoders),
-    'practice_loop.kernel.replay.ReplayRefusal:methods': ('5d92baf188d6bc4bde6c18b312b77c144b193510bea0b5ccf07f8eb7a9d2c669', _kernel_replay_ReplayRefusal_methods),
+    'practice_loop.kernel.replay.ReplayRefusal:methods': ('4a77d9f39bbb26e82924e95db98347b964f1705de464bcf483c0571797eb18ad', _kernel_replay_ReplayRefusal_methods),
     'practice_loop.kernel.replay.ReplayResult:encoders': ('f82543049d6153e94d3cae3026907bd5100104497bd8c4a7c86456161af06689', _kernel_replay_ReplayResult_encoders),
-    'practice_loop.kernel.replay.ReplayResult:methods': ('0747750fcf0b833002a956640d32f348c3d16bcb44667ddf68bf917a572f078a', _kernel_replay_ReplayResult_methods),
+    'practice_loop.kernel.replay.ReplayResult:methods': ('d86b23c0ca4244a071dd4dabcf2680a071596b716eb29b1642fbf04bbd5f33e0', _kernel_replay_ReplayResult_methods),
     'practice_loop.kernel.residual.ContractResidual:encoders': ('1d0690a26c19e747dbf298737366199156445d7a7785684e0d7e2f348f58f971', _kernel_residual_ContractResidual_encoders),
-    'practice_loop.kernel.residual.ContractResidual:methods': ('c1ec651a54d401ed0d437da496c66450f94de51026848f50918e9b6712f02819', _kernel_residual_ContractResidual_methods),
+    'practice_loop.kernel.residual.ContractResidual:methods': ('1b7503bba402b38f90df354cf30044c8aae497234657c2be22c98e32c74429b5', _kernel_residual_ContractResidual_methods),
     'practice_loop.kernel.search_run.BudgetCharge:encoders': ('54e55e5e2790ed572610be03ad1c7349c0840230aab7ea9334efc20f85e3d390', _kernel_search_run_BudgetCharge_encoders),
-    'practice_loop.kernel.search_run.BudgetCharge:methods': ('bf2d0c3c583cce84f1d74521f1396a4e59fa7aa4d8a94e63d72eb20bd3b9be22', _kernel_search_run_BudgetCharge_methods),
+    'practice_loop.kernel.search_run.BudgetCharge:methods': ('9bd9cebacff656c88ab724334f0d3681c0113d138d2f1fc12a4715ac9e85d573', _kernel_search_run_BudgetCharge_methods),
     'practice_loop.kernel.search_run.BudgetConsumed:encoders': ('d0540570e0106c98dfd499f0e519f918630430a98c20f388f0f7d5e63263ade5', _kernel_search_run_BudgetConsumed_encoders),
-    'practice_loop.kernel.search_run.BudgetConsumed:methods': ('f04fbba3c98765e9655bd0aa535592e54a8029cedb322b3a9138aa2e10337a18', _kernel_search_run_BudgetConsumed_methods),
+    'practice_loop.kernel.search_run.BudgetConsumed:methods': ('02e3f3c41b2d61ae1d068a771570fb920b6d5b8c48ad1d5caf95963f351e8df0', _kernel_search_run_BudgetConsumed_methods),
     'practice_loop.kernel.search_run.CandidateAttempt:encoders': ('314a88368b93e03fe7262a3a44eb6f34857ccb1cbeb7cf1a6aab6efbd6c3206c', _kernel_search_run_CandidateAttempt_encoders),
-    'practice_loop.kernel.search_run.CandidateAttempt:methods': ('2a581464a6a7b5d7d4c8170429783720ed113e490d2ade32496a15da152ca88b', _kernel_search_run_CandidateAttempt_methods),
+    'practice_loop.kernel.search_run.CandidateAttempt:methods': ('4ad459d22d5aad8b563d2da96d3b1a19c26d5a2392897e20a99fe8d57092a2bf', _kernel_search_run_CandidateAttempt_methods),
     'practice_loop.kernel.search_run.GeometricSearchInput:encoders': ('7d89164682dc6d94eb6b1bfe41cea71b5b614261893a7b6715a44da15bab299f', _kernel_search_run_GeometricSearchInput_encoders),
-    'practice_loop.kernel.search_run.GeometricSearchInput:methods': ('4ed22b6a679f47cffb3cb13804b4af507acecc65ccea3b1db9d901d7e3cdefe0', _kernel_search_run_GeometricSearchInput_methods),
+    'practice_loop.kernel.search_run.GeometricSearchInput:methods': ('890b5db8eacd4611142a4e202cea0bfb5201c40adbda01dadce785e2d5016747', _kernel_search_run_GeometricSearchInput_methods),
     'practice_loop.kernel.search_run.GeometricSearchRun:encoders': ('cf58464cd0591c6480dce88f417d9303c0cf020e6d3e90a94e27be475c48d304', _kernel_search_run_GeometricSearchRun_encoders),
-    'practice_loop.kernel.search_run.GeometricSearchRun:methods': ('df494e6302e7130ab94f7ee9e61e6237f3096a140ad01c2e3cc0e069ad7e1a7c', _kernel_search_run_GeometricSearchRun_methods),
+    'practice_loop.kernel.search_run.GeometricSearchRun:methods': ('4ce8ec4cf63f7858b13ed3640d5841cbb70827a1c7d9e3340aec49e982e8fb96', _kernel_search_run_GeometricSearchRun_methods),
     'practice_loop.kernel.search_run.OpenedSearchRun:encoders': ('139da77653efd1f9d5dd6413a2ec3c2efc3fff5edf59c6b14d8ea9262108fc5b', _kernel_search_run_OpenedSearchRun_encoders),
-    'practice_loop.kernel.search_run.OpenedSearchRun:methods': ('c4d01c91109f681577f96a89456b5433c9b0d9419ec51870e4a81c62359fb814', _kernel_search_run_OpenedSearchRun_methods),
+    'practice_loop.kernel.search_run.OpenedSearchRun:methods': ('b6545bfd9a146a3d4a5723426e0e68b2d7e6b839e1c5d86cf8ac502e39cc5b10', _kernel_search_run_OpenedSearchRun_methods),
     'practice_loop.kernel.search_run.OperatorManifestRow:encoders': ('a8aaab9ff4d23888cdef6699faedbc2d7c475ff6c7a3882d3c0e9df1fc516477', _kernel_search_run_OperatorManifestRow_encoders),
-    'practice_loop.kernel.search_run.OperatorManifestRow:methods': ('165df79b3044566fb300f0cfe639cb26216071805f839d7c0722d1173ea64775', _kernel_search_run_OperatorManifestRow_methods),
+    'practice_loop.kernel.search_run.OperatorManifestRow:methods': ('b29c7b17e2359974edfdf2af6b719eb1ea9596948ebc0bc5aa7a6301f79e55d3', _kernel_search_run_OperatorManifestRow_methods),
     'practice_loop.kernel.search_run.OperatorSetManifest:encoders': ('eb695d793237a9b4cf98ae949fe4390350b0c34a8a96ac6ffcc46af12dabd830', _kernel_search_run_OperatorSetManifest_encoders),
-    'practice_loop.kernel.search_run.OperatorSetManifest:methods': ('a821bc53cee71971f5c37036851605c75319f863f6bfe969a2de0e6063b76ee7', _kernel_search_run_OperatorSetManifest_methods),
+    'practice_loop.kernel.search_run.OperatorSetManifest:methods': ('084cba65834523838c033715450fcb018ee536f27e1ec80d15273bcf6c4b1a3c', _kernel_search_run_OperatorSetManifest_methods),
     'practice_loop.kernel.search_run.SearchRunRefusal:encoders': ('7b0d18bae5f6d62119ea4071d6e047201af11d7462af6fa22203d5fbb2684f08', _kernel_search_run_SearchRunRefusal_encoders),
-    'practice_loop.kernel.search_run.SearchRunRefusal:methods': ('fd7abf4b1dfe16cffd87b71b30eb35f360e8967c3d56c1ecafbcd7aaaa77f2d2', _kernel_search_run_SearchRunRefusal_methods),
+    'practice_loop.kernel.search_run.SearchRunRefusal:methods': ('4a146c07a64130764776e20399723c21a7a5a943aef10ae514bbdc2f0a2166d7', _kernel_search_run_SearchRunRefusal_methods),
     'practice_loop.kernel.trace.SealedPracticeTrace:encoders': ('e2c7c40c6b4f4e12d1c80b705a2a9ee49bc9bbd57be10aea51add59e9892208d', _kernel_trace_SealedPracticeTrace_encoders),
-    'practice_loop.kernel.trace.SealedPracticeTrace:methods': ('c6c8c4b900bf85f76c9c4928249ea0e4e914f14dd0f5ad72fe01924f4deb8990', _kernel_trace_SealedPracticeTrace_methods),
+    'practice_loop.kernel.trace.SealedPracticeTrace:methods': ('37b6ff1163e36dba480a5bc82ebf271438652a20aab9076a98bd06963e6b62ed', _kernel_trace_SealedPracticeTrace_methods),
 }

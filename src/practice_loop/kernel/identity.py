@@ -741,12 +741,10 @@ _SPAN_TEMPLATE = b'{"end":%d,"sentence_index":%d,"start":%d,"text":%b}'
 
 
 def _validated_bytes(record: Record) -> tuple[bytes, bytes] | None:
-    """The bytes of a record that just passed its checks, when its kind's encoder takes it
-    (``None`` leaves them to be built on first use)."""
-    if type(record) is SourceSpan:
-        return _encoded(record)
+    """The bytes of a record that just passed its checks (``None`` leaves them to be built,
+    and refused, on first use)."""
     try:
-        return (_ENCODERS.get(type(record)) or _kind_encoders(type(record))).encode(record)
+        return _encoded(record)
     except CanonicalizationError:  # a kind whose checks admit more than the profile
         return None
 
@@ -1161,23 +1159,7 @@ def _compile_kind(record_type: type) -> None:
         for index, field in enumerate(fields):
             namespace[f"_write{index}"] = writers[field.name]
             lines.append(f"    _write{index}(self, {field.name})")
-        if record_type.__post_init__ is Record.__post_init__:  # type: ignore[attr-defined]
-            # ``Record.__post_init__``, written out.
-            namespace.update(
-                _GENERATION=_GENERATION,
-                RecordError=RecordError,
-                _remember_valid=_remember_valid,
-                _validated_bytes=_validated_bytes,
-            )
-            lines += [
-                "    generation = _GENERATION[0]",
-                "    found = self.find_defect()",
-                "    if found is not None:",
-                "        raise RecordError(found)",
-                "    _remember_valid(self, generation, _validated_bytes(self))",
-            ]
-        else:
-            lines.append("    self.__post_init__()")
+        lines.append("    self.__post_init__()")
         source.append(f"def __init__(self, {parameters}):\n" + "\n".join(lines))
     id_field = record_type.ID_FIELD  # type: ignore[attr-defined]
     if plain and id_field is not None:
@@ -1195,30 +1177,26 @@ def _compile_kind(record_type: type) -> None:
             f"    record = _new(cls)\n{writes}"
             f"    return _sealed_from(record)"
         )
-    if getattr(record_type.find_defect, "__func__", record_type.find_defect) in (
-        _GENERIC_FIND_DEFECT,
-        *_GENERATED_FIND_DEFECTS,
-    ):
+    # A kind with a ``find_defect`` of its own (``SourceSpan``) keeps it.
+    if record_type.find_defect in (_GENERIC_FIND_DEFECT, *_GENERATED_FIND_DEFECTS):
         lines = []
         for index, (field_name, check) in enumerate(record_type.SCHEMA):  # type: ignore[attr-defined]
             namespace[f"_check{index}"] = check
             value = f"v{index}"
             lines.append(f"    {value} = self.{field_name}")
-            found = (
-                f"        found = _check{index}({value})\n"
-                f"        if found is not None:\n"
-                f"            return RecordDefect({name!r}, {field_name!r}, found)"
-            )
             accept = _ACCEPT_TESTS.get(check)
-            if accept is None:
-                lines.append(found.replace("        ", "    ", 1).replace("\n        ", "\n    "))
-                continue
-            test, names = accept
-            renamed = {}
-            for key, named in names.items():
-                renamed[key] = f"_{key}{index}"
-                namespace[renamed[key]] = named
-            lines.append(f"    if not {test.format(v=value, **renamed)}:\n{found}")
+            indent = "    "
+            if accept is not None:
+                test, names = accept
+                renamed = {key: f"_{key}{index}" for key in names}
+                namespace.update({renamed[key]: named for key, named in names.items()})
+                lines.append(f"    if not {test.format(v=value, **renamed)}:")
+                indent = "        "
+            lines += [
+                f"{indent}found = _check{index}({value})",
+                f"{indent}if found is not None:",
+                f"{indent}    return RecordDefect({name!r}, {field_name!r}, found)",
+            ]
         identity = (
             ""
             if id_field is None
