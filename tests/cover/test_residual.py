@@ -114,8 +114,8 @@ def refused_frames(draw: st.DrawFn) -> ProblemFrame:
         return draw(problem_frames(**FRAME_RECIPES[recipe]))
     relation = draw(st.sampled_from([UNARY_DELTA_RELATION, "state_change.binary_merge"]))
     frame = draw(problem_frames(relation_type=relation))
-    if not draw(st.booleans()):  # push towards refusal without excluding any shape
-        return frame
+    # A free frame can happen to be runnable (every role bound, no hazard): that one is not
+    # a refused frame, so a frame without a proposal, always refused, stands in for it.
     return frame if assessed(frame).blockers else draw(problem_frames(proposal_count=0))
 
 
