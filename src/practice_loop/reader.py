@@ -638,19 +638,40 @@ def _singular(word: str) -> str:
     return word
 
 
+# MAX_SAFE_INT has 16 digits, so a count with more significant digits is larger than it.
+_SAFE_DIGITS = len(str(MAX_SAFE_INT))
+
+
+def _digits_value(raw: str) -> int | None:
+    """The value of ``raw`` (ASCII digits, maybe grouped by commas), or ``None`` when it has
+    more significant digits than ``MAX_SAFE_INT`` and so exceeds it.
+
+    The length is judged before ``int()``, which therefore never sees more than 16 digits:
+    the interpreter's integer-string limit (``sys.set_int_max_str_digits``, at least 640) is
+    process-global and settable from the environment, and must not decide what a question
+    reads as (docs/adr/0003, "Hashable profile"; issue 15).
+    """
+    significant = raw.replace(",", "").lstrip("0")
+    if len(significant) > _SAFE_DIGITS:
+        return None
+    return int(significant or "0")
+
+
 def _scan_counts(text: str) -> tuple[list[_Count], bool]:
     counts: list[_Count] = []
     oversized = False
     for match in _QUANTITY.finditer(text):
+        value: int | None
         if match["money"] is not None:
-            value, unit = int(match["money"].replace(",", "")), CURRENCY_UNITS[match["currency"]]
+            value, unit = _digits_value(match["money"]), CURRENCY_UNITS[match["currency"]]
         else:
             raw = match["count"]
             value = NUMBER_WORDS.get(raw.lower())
             if value is None:
-                value = int(raw.replace(",", ""))
+                value = _digits_value(raw)
             unit = _singular(match["unit"]) if match["unit"] else UNSPECIFIED
-        if value > MAX_SAFE_INT:
+        # Too large for an exact fact: the same outcome whether or not int() could read it.
+        if value is None or value > MAX_SAFE_INT:
             oversized = True
             continue
         counts.append(_Count(match.start(), match.end(), value, unit, match["owner"]))

@@ -3022,6 +3022,39 @@ def _trace_cases(ctx: _Context) -> Iterator[tuple[str, str, dict[str, Any]]]:
         f"{TWO} forged consistently: a blocked gate and its answers",
         _doc(sealed_trace_bytes(_consistent_forgery(ctx))),
     )
+    # Issue 15: appended last, so that no earlier vector's tcId moves.
+    yield (
+        "TraceDocument Genuine",
+        f"{DU} decided under a registered compute_budget.v2 table, declaring compute_budget.v1",
+        _doc(sealed_trace_bytes(_stale_budget_trace(ctx))),
+    )
+    outcome = dataclasses.replace(trace.outcome, explanation="answered: eleven apples")
+    yield (
+        "TraceDocument Prose",
+        f"{RI} with its answer's explanation reworded (no identity moves)",
+        _doc(sealed_trace_bytes(dataclasses.replace(trace, outcome=outcome))),
+    )
+
+
+def _stale_budget_trace(ctx: _Context) -> SealedPracticeTrace:
+    """direction_unbound's case with the budget decided by the kernel under a candidate
+    ``compute_budget.v2`` (the v1 rows), passed in explicitly as ``practice-loop
+    prove-policy`` does; the run refuses that budget, and the trace is sealed by the kernel
+    with the versions in force (docs/adr/0007 step 2)."""
+    case = ctx[DU]
+    candidate = ComputeBudgetPolicy("compute_budget.v2", COMPUTE_BUDGET_V1.rows)
+    budget = decide_compute_budget(case.gate, candidate, registered={candidate.version: candidate})
+    search_input = search_input_for(case.gate, budget, CANDIDATE_OPERATOR_SET, V2)
+    return seal_practice_trace(
+        frame=case.frame,
+        original_assessment=case.assessment,
+        residuals=case.trace.residuals,
+        gate_decision=case.gate,
+        budget_decision=budget,
+        search_input=search_input,
+        run_outcome=open_search_run(search_input, case.gate, budget, CANDIDATE_OPERATOR_SET),
+        outcome=decide_answer(case.frame, case.assessment),
+    )
 
 
 def _reverse_keys(value: object) -> object:
@@ -3139,6 +3172,7 @@ FLAG_NOTES = {
     "GateInputDigest": "the search_gate_input.v1 payload the gate's input_digest hashes",
     "CandidateDigest": "the candidate content payload candidate_digest hashes (ADR-0231 §9)",
     "TraceDocument": "a stored trace's bytes, read back as the store reads them",
+    "Prose": "an explanation reworded: no identity moves (prose is in none), the bytes do",
 }
 
 _FAMILIES: dict[str, tuple[str, str, list[str], Callable[[_Context], list[dict[str, Any]]]]] = {

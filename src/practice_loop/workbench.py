@@ -5,14 +5,16 @@ of the store's cases and one page per trace. It observes the loop and never adva
 
 - GET only; every other method is answered 405 and nothing is ever written;
 - the store is opened read-only by SQLite itself (``ReadOnlyTraceStore``), per request;
-- every trace is verified on read (``verify_stored_trace``); one that fails is shown as failed
-  with its typed reasons, never with its content;
+- every case and trace passes the same full check as ``verify`` before it is shown
+  (``verification``: the case re-run from its question must give the stored row and bytes,
+  prose included); one that fails is shown as failed with its typed reasons, never with its
+  content;
 - a stage the trace does not hold is shown as missing, never filled in, and no stage is re-run;
 - every response carries a Content-Security-Policy that allows no script at all, and every
   piece of case text is escaped (``workbench_pages``).
 
-The list's standing of each trace is cached by its id and the SHA-256 of its stored bytes:
-verification is a pure function of those bytes, so bytes rewritten on disk are verified anew.
+The list's standing of each case is cached by the SHA-256 of its row and its trace's stored
+bytes: the check is a pure function of those, so anything rewritten on disk is checked anew.
 """
 
 from __future__ import annotations
@@ -33,14 +35,9 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from . import workbench_pages as pages
-from .kernel import (
-    AnswerRefusal,
-    ProofGatedAnswer,
-    SealedPracticeTrace,
-    TraceFailure,
-    TraceVerification,
-)
-from .store import DEFAULT_STORE, CaseRow, ReadOnlyTraceStore, StoreError, verify_stored_trace
+from .progress import Progress
+from .store import DEFAULT_STORE, CaseRow, ReadOnlyTraceStore, StoreError
+from .verification import Finding, check_case, check_trace
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
@@ -112,62 +109,59 @@ class ListedCase:
     standing: TraceStanding
 
 
-def standing_of(read: SealedPracticeTrace | TraceVerification) -> TraceStanding:
-    """The list's view of a verified trace, with the refusal reason written as ``run`` writes
-    it (its first two reason codes), so the counts match ``practice-loop run``'s summary."""
-    if type(read) is TraceVerification:
-        return TraceStanding(Outcome.FAILED_VERIFICATION, failure_text(read.failures[0]))
-    assert type(read) is SealedPracticeTrace
-    outcome = read.outcome
-    if type(outcome) is ProofGatedAnswer:
-        return TraceStanding(Outcome(f"answered_{outcome.path.value}"), None)
-    assert type(outcome) is AnswerRefusal
-    return TraceStanding(Outcome.REFUSED, ":".join(outcome.reason_codes[:2]))
-
-
-def failure_text(failure: TraceFailure) -> str:
-    return f"{failure.code.value} at {failure.stage}"
-
-
-def _row_standing(row: CaseRow) -> TraceStanding:
-    """A case that ended before any trace (the reader or a stage refused it): its refusal is
-    all there is; an answer claimed without a trace is shown as missing evidence."""
+def standing_of(row: CaseRow, findings: list[Finding]) -> TraceStanding:
+    """The list's view of a case after the full check (``verification.check_case``): its
+    outcome as the case row records it, which the check has just required to be what its
+    trace and question give, or its first failure. The refusal reason is written as ``run``
+    writes it, so the counts match ``practice-loop run``'s summary."""
+    if findings:
+        first = findings[0]
+        if first.code == "trace_missing":
+            return TraceStanding(Outcome.TRACE_MISSING, "its trace is not in the store")
+        return TraceStanding(Outcome.FAILED_VERIFICATION, failure_text(first))
     if row.outcome == Outcome.REFUSED.value:
         return TraceStanding(Outcome.REFUSED, row.reason or Outcome.REFUSED.value)
-    return TraceStanding(Outcome.TRACE_MISSING, f"{row.outcome} without a trace")
+    return TraceStanding(Outcome(row.outcome), None)
+
+
+def failure_text(finding: Finding) -> str:
+    return f"{finding.code} at {finding.stage}"
 
 
 class StandingCache:
-    """Each trace's standing, keyed by its id and the digest of its stored bytes."""
+    """Each case's standing, keyed by the SHA-256 of its row and of its trace's stored bytes:
+    the full check is a pure function of those, so a row or bytes rewritten on disk are
+    checked anew."""
 
     def __init__(self) -> None:
-        self._known: dict[tuple[str, bytes], TraceStanding] = {}
+        self._known: dict[bytes, TraceStanding] = {}
         self._lock = threading.Lock()
 
-    def standings(self, store: ReadOnlyTraceStore) -> dict[str, TraceStanding]:
-        found: dict[str, TraceStanding] = {}
-        for trace_id, body in store.stored_traces():
-            key = (trace_id, hashlib.sha256(body).digest())
+    def standing(self, store: ReadOnlyTraceStore, row: CaseRow) -> TraceStanding:
+        stored = store.stored_body(row.trace_id) if row.trace_id is not None else None
+        key = hashlib.sha256(repr(row.as_tuple()).encode("utf-8", "backslashreplace"))
+        if stored is not None:
+            key.update(b"\x00" + (stored.body or (stored.refused or "").encode()))
+        digest = key.digest()
+        with self._lock:
+            known = self._known.get(digest)
+        if known is None:
+            known = standing_of(row, check_case(row, stored))
             with self._lock:
-                known = self._known.get(key)
-            if known is None:
-                known = standing_of(verify_stored_trace(trace_id, body))
-                with self._lock:
-                    self._known[key] = known
-            found[trace_id] = known
-        return found
+                self._known[digest] = known
+        return known
 
 
-def list_cases(store: ReadOnlyTraceStore, cache: StandingCache) -> list[ListedCase]:
-    standings = cache.standings(store)
+def list_cases(
+    store: ReadOnlyTraceStore, cache: StandingCache, progress: Progress | None = None
+) -> list[ListedCase]:
+    total = store.count("cases") if progress is not None else None
     listed = []
     for row in store.cases():
-        if row.trace_id is None:
-            standing = _row_standing(row)
-        else:
-            missing = TraceStanding(Outcome.TRACE_MISSING, "its trace is not in the store")
-            standing = standings.get(row.trace_id, missing)
+        standing = cache.standing(store, row)
         listed.append(ListedCase(row.case_id, row.question, row.trace_id, standing))
+        if progress is not None:
+            progress.update(len(listed), total)
     return listed
 
 
@@ -300,7 +294,7 @@ class WorkbenchHandler(BaseHTTPRequestHandler):
             if trace_id not in store.trace_ids():
                 message = "No trace with this id in the store."
                 return _refused(HTTPStatus.NOT_FOUND, Refusal.NO_SUCH_TRACE, message)
-            read = store.read_trace(trace_id)
+            read = check_trace(store, trace_id)
             rows = store.cases_of_trace(trace_id)
         return HTTPStatus.OK, pages.trace_page(trace_id, read, rows), pages.HTML
 
@@ -355,16 +349,16 @@ class WorkbenchHandler(BaseHTTPRequestHandler):
             super().log_message(format, *args)
 
 
-def serve(store_path: Path, host: str, port: int) -> int:
+def serve(store_path: Path, host: str, port: int, *, quiet: bool = False) -> int:
     try:
         server = WorkbenchServer(store_path, (host, port))
     except OSError as error:  # the port is taken, or the address is not this machine's
         print(f"practice-loop: cannot listen on {host}:{port}: {error}", file=sys.stderr)
         return 2
+    progress = Progress("checking the stored cases", quiet=quiet)
     with ReadOnlyTraceStore(store_path) as store:
-        count = len(store.trace_ids())
-        print(f"verifying {count} stored traces ...", file=sys.stderr, flush=True)
-        server.cache.standings(store)
+        list_cases(store, server.cache, progress)
+    progress.finish()
     print(
         f"Workbench on {server.url} (store {store_path}, read-only); Ctrl-C stops it",
         flush=True,
@@ -379,7 +373,13 @@ def serve(store_path: Path, host: str, port: int) -> int:
 
 
 def _workbench(args: argparse.Namespace) -> int:
-    return serve(args.store, args.host, args.port)
+    return serve(args.store, args.host, args.port, quiet=args.quiet)
+
+
+def _port(text: str) -> int:
+    if not text.isascii() or not text.isdigit() or not 0 <= int(text) <= 65535:
+        raise argparse.ArgumentTypeError(f"not a port number (0 to 65535): {text!r}")
+    return int(text)
 
 
 def add_subcommand(commands: Any) -> None:
@@ -396,6 +396,10 @@ def add_subcommand(commands: Any) -> None:
         "--host", default=DEFAULT_HOST, help=f"address to listen on (default {DEFAULT_HOST})"
     )
     workbench.add_argument(
-        "--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0: any free)"
+        "--port",
+        type=_port,
+        default=DEFAULT_PORT,
+        help=f"port, 0 to 65535 (default {DEFAULT_PORT}; 0: any free)",
     )
+    workbench.add_argument("--quiet", action="store_true", help="no progress line at start-up")
     workbench.set_defaults(handler=_workbench)

@@ -27,10 +27,10 @@ from .kernel import (
     ReplayResult,
     SealedPracticeTrace,
     SourceSpan,
-    TraceVerification,
     problem_frame_digest,
 )
 from .store import CaseRow
+from .verification import Finding
 
 if TYPE_CHECKING:
     from .workbench import ListedCase, ListQuery, Outcome
@@ -236,9 +236,11 @@ def _list_row(case: ListedCase) -> list[str]:
 
 
 def trace_page(
-    trace_id: str, read: SealedPracticeTrace | TraceVerification, rows: list[CaseRow]
+    trace_id: str, read: SealedPracticeTrace | list[Finding], rows: list[CaseRow]
 ) -> str:
-    if type(read) is TraceVerification:
+    """The page of a trace that passed the full check (``verification.check_trace``), or of
+    the findings that keep it from being shown."""
+    if type(read) is not SealedPracticeTrace:
         return _failed_page(trace_id, read, rows)
     assert type(read) is SealedPracticeTrace
     trace = read
@@ -259,25 +261,27 @@ def trace_page(
     ]
     banner = (
         '<p class="seal verified" id="seal-status" data-status="verified">Seal verified: the '
-        "stored bytes decode strictly and every identity and cross-identity recomputes.</p>"
+        "stored bytes decode strictly, every identity and cross-identity recomputes, and "
+        "re-running the case from its question gives these bytes and this case row exactly, "
+        "prose included.</p>"
     )
     body = f"<h1>Trace {ident(trace_id)}</h1>{banner}{''.join(sections)}"
     return _page(f"Workbench: trace {trace_id[:12]}", body)
 
 
-def _failed_page(trace_id: str, read: TraceVerification, rows: list[CaseRow]) -> str:
+def _failed_page(trace_id: str, findings: list[Finding], rows: list[CaseRow]) -> str:
     failures = _table(
         ("reason", "stage", "detail"),
         (
-            (f'<span class="code">{_e(f.code.value)}</span>', _e(f.stage), _e(f.detail))
-            for f in read.failures
+            (f'<span class="code">{_e(f.code)}</span>', _e(f.stage), _e(f.detail))
+            for f in findings
         ),
         "failures",
     )
     banner = (
         '<p class="seal failed" id="seal-status" data-status="failed">Verification failed: '
-        "this trace is not shown. Its stored bytes do not form the sealed trace they claim "
-        "to be.</p>"
+        "this trace is not shown. Its stored bytes, or the case rows beside them, are not "
+        "what the sealed trace and its case give.</p>"
     )
     body = f"<h1>Trace {ident(trace_id)}</h1>{banner}{failures}{_cases_section(rows)}"
     return _page(f"Workbench: trace {trace_id[:12]} failed", body)

@@ -60,6 +60,8 @@ from practice_loop.kernel import (
     SearchRunRefusal,
     SourceSpan,
     StateChangeProposal,
+    TraceFailure,
+    TraceFailureCode,
     TraceVerification,
     assess,
     candidate_operator_input,
@@ -271,8 +273,14 @@ def _assert_rewording_changes_no_identity(trace: SealedPracticeTrace, prefix: st
         assert rebuilt.to_json(drop_explanations=True) == lean
         _assert_oracle_agrees(rebuilt)
         assert verify_sealed_trace(rebuilt) == TraceVerification(trace.trace_id, ())
-    # The last choice reworded everything: it replays and loads under the same trace_id.
-    assert replay_divergence(rebuilt) is None
+    # The last choice reworded everything: it loads under the same trace_id, and replaying
+    # it reproduces every identity but not the bytes, so the first stage with prose, the
+    # assessment, is named (replay compares the bytes, prose included: issue 15).
+    assert replay_divergence(rebuilt) == TraceFailure(
+        TraceFailureCode.EXPLANATION_DIVERGED,
+        "assessment",
+        "ContractAssessment.explanation differs from the replayed trace's",
+    )
     loaded = load_sealed_trace(sealed_trace_bytes(rebuilt))
     assert type(loaded) is SealedPracticeTrace and loaded.trace_id == trace.trace_id
 
@@ -288,7 +296,8 @@ def test_rewording_any_record_at_any_depth_changes_no_identity_in_the_trace(fram
     id resealed from its parts leaves every identity anywhere (record ids, frame digest,
     input digests, budget_id, run and attempt ids, candidate and reconstruction digests,
     replay and answer ids, stage digests, trace_id) exactly as it was, and the reworded trace
-    verifies under it; rewording everything at once, it also replays and loads under it."""
+    verifies under it; rewording everything at once, it also loads under it, and its replay
+    names the first reworded stage as explanation_diverged (issue 15)."""
     _assert_rewording_changes_no_identity(_trace(frame), prefix)
 
 

@@ -11,6 +11,8 @@ import enum
 import hashlib
 import json
 import re
+import subprocess
+import sys
 from collections import OrderedDict
 
 import pytest
@@ -39,6 +41,7 @@ from practice_loop.kernel.identity import (
     MAX_NODES,
     MAX_TEXT_LENGTH,
     Record,
+    _nesting_depth,
     check_canonical,
     inspect_record,
     refuse,
@@ -453,6 +456,134 @@ def test_decode_refuses_very_deep_input_as_depth_exceeded(depth: int) -> None:
     # however deep it goes (and wherever in the call stack decoding happens).
     data = b"[" * depth + b"]" * depth
     assert decode_reason(data) is CanonicalReason.DEPTH_EXCEEDED
+
+
+def _depth_by_hand(text: str) -> int:
+    """The deepest bracket nesting outside strings, one character at a time: a quote outside
+    a string opens one; inside, a backslash takes the next character with it, whatever it is,
+    and a quote closes it; a string nothing closes runs to the end of the text (where the
+    parser refuses it)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for character in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif character == "\\":
+                escaped = True
+            elif character == '"':
+                in_string = False
+        elif character == '"':
+            in_string = True
+        elif character in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif character in "]}":
+            depth -= 1
+    return deepest
+
+
+# The pre-issue-15 scan, kept to show that nothing changed on valid JSON (it is quadratic on
+# an unclosed string, so it only ever sees small inputs here).
+_BACKTRACKING_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
+def _depth_before_issue_15(text: str) -> int:
+    depth = deepest = 0
+    for bracket in re.findall(r"[\[\]{}]", _BACKTRACKING_STRING.sub("", text)):
+        depth += 1 if bracket in "[{" else -1
+        deepest = max(deepest, depth)
+    return deepest
+
+
+json_like_text = st.text(
+    st.sampled_from('"\\[]{}a:,\n') | st.characters(codec="utf-8"), max_size=80
+)
+
+
+@pytest.mark.obligation("LOCAL-0003/decode", "LOCAL-0003/caps")
+@given(json_like_text)
+@example('"')
+@example('"\\"')
+@example('"\\')
+@example('"\\\n"[')
+@example('\\"[[')
+@example('"[" [{]}')
+@example('"\\"\\"[')
+@example("]]][")
+def test_nesting_depth_is_the_character_state_machine(text: str) -> None:
+    """docs/adr/0003 "Reading bytes back" (issue 15): the pre-parse depth count is exactly
+    the bracket depth outside strings that a character-by-character reading gives, on any
+    text: quotes, backslashes, brackets, newlines and unclosed strings included."""
+    assert _nesting_depth(text) == _depth_by_hand(text)
+
+
+@pytest.mark.obligation("LOCAL-0003/decode")
+@given(canonical_values)
+def test_nesting_depth_is_unchanged_on_valid_json(value: object) -> None:
+    """docs/adr/0003 "Reading bytes back" (issue 15): on JSON text, canonical or not, the
+    linear scan counts what the backtracking scan it replaced counted."""
+    for text in (
+        canonical_json(value).decode("utf-8"),
+        json.dumps(value, indent=1, ensure_ascii=True),
+    ):
+        assert _nesting_depth(text) == _depth_before_issue_15(text) == _depth_by_hand(text)
+
+
+# Inputs the backtracking scan took time quadratic in their size over (about 1000 s each at
+# this size), each with what decoding it is, exactly, and what loading it as a trace is.
+_HANG_GUARD = """
+import json
+from practice_loop.kernel import CanonicalizationError, decode_canonical, load_sealed_trace
+
+n = 200_000
+inputs = {
+    "unclosed_escaped_quotes": b'"' + b'\\\\"' * n,
+    "escaped_quotes_from_the_start": b'\\\\"' * n,
+    "unclosed_string_in_a_list": b'["' + b'\\\\"' * n,
+    "unclosed_after_a_closed_string": b'["a","' + b'\\\\"' * n,
+}
+results = {}
+for name, data in inputs.items():
+    try:
+        decode_canonical(data)
+        decoded = "decoded"
+    except CanonicalizationError as error:
+        decoded = [error.reason.value, error.where]
+    loaded = load_sealed_trace(data)
+    failures = [[f.code.value, f.stage, f.detail] for f in loaded.failures]
+    results[name] = {"bytes": len(data), "decode": decoded, "load": failures}
+print(json.dumps(results))
+"""
+
+
+@pytest.mark.obligation("LOCAL-0003/decode", "LOCAL-0007/loading", "ADR-0226/9.9")
+def test_decoding_adversarial_megabytes_never_hangs() -> None:
+    """docs/adr/0003 "Reading bytes back", 0007 loading (issue 15): 400 KB of unclosed
+    escaped quotes, which the backtracking depth scan took about 1000 s over, decode within
+    a generous 60 s in a fresh interpreter, as invalid_json at $; loading them as a trace is
+    undecodable at $. A hang guard, not a speed assertion."""
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _HANG_GUARD],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("decoding 400 KB of hostile bytes took over 60 s: the scan is not linear")
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    results = json.loads(done.stdout)
+    assert set(results) == {
+        "unclosed_escaped_quotes",
+        "escaped_quotes_from_the_start",
+        "unclosed_string_in_a_list",
+        "unclosed_after_a_closed_string",
+    }
+    for name, result in results.items():
+        assert result["bytes"] >= 400_000, name
+        assert result["decode"] == ["invalid_json", "$"], name
+        assert result["load"] == [["undecodable", "$", "invalid_json at $"]], name
 
 
 # ------------------------------------------------------------------------------------------

@@ -8,6 +8,9 @@ own facts, never read back from the kernel.
 from __future__ import annotations
 
 import dataclasses
+import json
+from importlib import resources
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -38,6 +41,9 @@ from practice_loop.kernel import (
     Stage,
     StageRefusal,
     StateChangeProposal,
+    TraceFailure,
+    TraceFailureCode,
+    TraceVerification,
     canonical_json,
     load_sealed_trace,
     practice_case,
@@ -45,6 +51,9 @@ from practice_loop.kernel import (
     verify_sealed_trace,
 )
 from practice_loop.kernel.frame import MAX_EVIDENCE_CHARS, MAX_FRAME_SPANS, MAX_SOURCE_LENGTH
+from practice_loop.kernel.identity import inspect_record
+from practice_loop.kernel.trace import sealed_trace_bytes
+from practice_loop.reader import ReaderRefusal, read_question
 from practice_strategies import FRAME_RECIPES, problem_frames, share, tampered
 
 ELIGIBLE_ONE_CUE = {**FRAME_RECIPES[GateReason.ELIGIBLE_MISSING_ROLE], "cue_count": 1}
@@ -383,3 +392,189 @@ def test_a_candidate_beyond_the_span_cap_leaves_the_refusal_standing():
     (replay,) = trace.replays
     assert replay.reason_codes == ("candidate_not_applicable",)
     assert trace.outcome.reason_codes == ("original_refusal_stands", "direction_unbound")
+
+
+# ------------------------------------------------------------------------------------------
+# Full-byte replay: prose included (issue 15)
+
+
+def _sample_traces() -> list[tuple[str, SealedPracticeTrace]]:
+    """The trace of every line of the shipped sample the reader reads (src/practice_loop/
+    data/sample.jsonl, through read_question and practice_case)."""
+    sample = resources.files("practice_loop") / "data" / "sample.jsonl"
+    traces = []
+    for line in sample.read_text("utf-8").splitlines():
+        row = json.loads(line)
+        frame = read_question(row["question"])
+        if type(frame) is not ReaderRefusal:
+            traces.append((row["id"], _case(frame)))
+    return traces
+
+
+# The sample, and the one loop trace among the shipped cases whose replay stage holds the
+# adapter's refusal (its candidate frame is one span over the cap, docs/adr/0006 row 10).
+SAMPLE_TRACES = [*_sample_traces(), ("span_cap", _case(_frame_at_the_size_caps(MAX_FRAME_SPANS)))]
+
+
+def _prose_sites(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[tuple[Any, ...], type]]:
+    """The path (field names and tuple indexes) of every ``explanation`` under ``value``, in
+    canonical key order, with the kind of record that holds it."""
+    if type(value) is tuple:
+        return [site for i, item in enumerate(value) for site in _prose_sites(item, (*path, i))]
+    if not (dataclasses.is_dataclass(value) and not isinstance(value, type)):
+        return []
+    sites = []
+    for name in sorted(field.name for field in dataclasses.fields(value)):
+        if name == "explanation":
+            sites.append(((*path, name), type(value)))
+        else:
+            sites += _prose_sites(getattr(value, name), (*path, name))
+    return sites
+
+
+def _reworded(value: Any, path: tuple[Any, ...]) -> Any:
+    """``value`` with the explanation at ``path`` reworded, every record on the way rebuilt
+    through its constructor (``dataclasses.replace``), which validates it and recomputes
+    and compares its identity: prose being in no identity, every one still holds."""
+    head, *rest = path
+    if type(value) is tuple:
+        return tuple(
+            _reworded(item, tuple(rest)) if i == head else item for i, item in enumerate(value)
+        )
+    if not rest:
+        return dataclasses.replace(value, explanation=f"reworded: {value.explanation}")
+    return dataclasses.replace(value, **{head: _reworded(getattr(value, head), tuple(rest))})
+
+
+def _shown(kind: type, path: tuple[Any, ...]) -> str:
+    """A path as ``replay_divergence`` names it: the record kind, then the JSON keys."""
+    return kind.__name__ + "".join(f"[{p}]" if type(p) is int else f".{p}" for p in path)
+
+
+def _first_traces_for_each_site() -> list[tuple[str, str, tuple[Any, ...], str]]:
+    """(sample id, stage, path in the trace, shown path): one sample trace for each stage and
+    place of prose in it, so every kind of stage record and every record nested in one is
+    reworded once."""
+    chosen, seen = [], set()
+    for sample_id, trace in SAMPLE_TRACES:
+        fields = {name: getattr(trace, name) for name in TRACE_STAGE_FIELDS.values()}
+        for stage, field in TRACE_STAGE_FIELDS.items():
+            value = fields[field]
+            records = list(enumerate(value)) if type(value) is tuple else [(None, value)]
+            for index, record in records:
+                if record is None:
+                    continue
+                for inner, _ in _prose_sites(record):
+                    key = (stage, type(record), inner)
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    path = (field, *(() if index is None else (index,)), *inner)
+                    chosen.append((sample_id, stage, path, _shown(type(record), inner)))
+    return chosen
+
+
+TRACE_STAGE_FIELDS = {
+    "frame": "frame",
+    "assessment": "original_assessment",
+    "proof": "direct_proof",
+    "residual": "residuals",
+    "gate": "gate_decision",
+    "budget": "budget_decision",
+    "search_input": "search_input",
+    "opened_run": "opened_run",
+    "operator": "operator_outcomes",
+    "run": "run_outcome",
+    "replay": "replays",
+    "outcome": "outcome",
+}
+PROSE_SITES = _first_traces_for_each_site()
+
+
+@pytest.mark.obligation("LOCAL-0007/replay_divergence")
+def test_the_sample_rewords_prose_in_every_kind_of_stage():
+    """docs/adr/0007 (issue 15): the chosen sites cover every stage that carries prose and
+    every record kind that can stand at it; the frame and the search input carry none."""
+    stages = {stage for _, stage, _, _ in PROSE_SITES}
+    assert stages == set(TRACE_STAGE_FIELDS) - {"frame", "search_input"}
+    kinds = {(stage, shown.split(".")[0]) for _, stage, _, shown in PROSE_SITES}
+    assert {kind for stage, kind in kinds if stage == "operator"} == {
+        "CandidateOperatorResult",
+        "CandidateOperatorRefusal",
+    }
+    assert {kind for stage, kind in kinds if stage == "run"} == {
+        "GeometricSearchRun",
+        "SearchRunRefusal",
+    }
+    assert {kind for stage, kind in kinds if stage == "outcome"} == {
+        "ProofGatedAnswer",
+        "AnswerRefusal",
+    }
+    assert {kind for stage, kind in kinds if stage == "replay"} == {"ReplayResult", "ReplayRefusal"}
+    nested = {shown for _, _, _, shown in PROSE_SITES if shown.count(".") > 1}
+    assert "ReplayResult.replay_proof.explanation" in nested
+    assert "GeometricSearchRun.candidate_attempts[0].explanation" in nested
+
+
+@pytest.mark.obligation("LOCAL-0007/replay_divergence", "ADR-0226/9.7", "ADR-0226/9.8")
+@pytest.mark.parametrize(
+    "sample_id, stage, path, shown",
+    PROSE_SITES,
+    ids=[f"{stage}:{shown}" for _, stage, _, shown in PROSE_SITES],
+)
+def test_reworded_prose_is_explanation_diverged_at_its_stage(sample_id, stage, path, shown):
+    """ADR-0226 §9 (the same canonical trace), docs/adr/0007 (issue 15): a sample trace with
+    one explanation reworded, every record rebuilt by its constructor, keeps every identity:
+    it verifies and loads under the same trace_id. Replaying it reproduces every identity but
+    not the bytes, and replay_divergence names exactly that stage as explanation_diverged."""
+    (trace,) = [trace for name, trace in SAMPLE_TRACES if name == sample_id]
+    reworded = _reworded(trace, path)
+    assert reworded.trace_id == trace.trace_id
+    assert sealed_trace_bytes(reworded) != sealed_trace_bytes(trace)
+    assert verify_sealed_trace(reworded) == TraceVerification(trace.trace_id, ())
+    loaded = load_sealed_trace(sealed_trace_bytes(reworded))
+    assert type(loaded) is SealedPracticeTrace and loaded.trace_id == trace.trace_id
+    expected = TraceFailure(
+        TraceFailureCode.EXPLANATION_DIVERGED, stage, f"{shown} differs from the replayed trace's"
+    )
+    assert replay_divergence(reworded) == expected
+    assert replay_divergence(loaded) == expected
+    assert replay_divergence(trace) is None
+
+
+@pytest.mark.obligation("LOCAL-0007/replay_divergence", "ADR-0226/9.8")
+@pytest.mark.parametrize("sample_id", ["s01", "s20", "s36"])
+def test_the_traces_own_explanation_reworded_is_explanation_diverged_at_trace(sample_id):
+    """docs/adr/0007 (issue 15): the trace's own explanation (the outcome's, copied) is prose
+    too; reworded alone, replay_divergence names the trace."""
+    (trace,) = [trace for name, trace in SAMPLE_TRACES if name == sample_id]
+    reworded = dataclasses.replace(trace, explanation="reworded")
+    assert verify_sealed_trace(reworded) == TraceVerification(trace.trace_id, ())
+    assert replay_divergence(reworded) == TraceFailure(
+        TraceFailureCode.EXPLANATION_DIVERGED,
+        "trace",
+        "SealedPracticeTrace.explanation differs from the replayed trace's",
+    )
+
+
+@pytest.mark.obligation("LOCAL-0007/replay_divergence")
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda t: {"outcome": tampered(t.outcome, value=t.outcome.value + 1)},
+        lambda t: {"explanation": None},
+        lambda t: {"outcome": tampered(t.outcome, explanation=7)},
+    ],
+    ids=["answer_value_not_resealed", "explanation_none", "nested_explanation_int"],
+)
+def test_an_altered_trace_keeping_its_id_never_replays_clean(change):
+    """docs/adr/0007 (issue 15): a trace altered in place without resealing keeps the
+    trace_id its replay has, but is not the replay's bytes: replay_diverged at the trace,
+    naming the defect (before, comparing ids alone, it replayed clean)."""
+    (example,) = [e for e in shipped_examples() if e.name == "runnable_increase"]
+    trace = _case(example.frame)
+    altered = tampered(trace, **change(trace))
+    divergence = replay_divergence(altered)
+    assert (divergence.code, divergence.stage) == (TraceFailureCode.REPLAY_DIVERGED, "trace")
+    found = inspect_record(altered, SealedPracticeTrace)
+    assert divergence.detail == f"the trace does not inspect clean ({found.describe()})"

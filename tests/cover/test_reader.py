@@ -9,16 +9,23 @@ unbound with exactly one grounded cue is what the first operator may close), doc
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import json
+import subprocess
+import sys
 from importlib import resources
+from pathlib import Path
 
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+import practice_loop.kernel as kernel_package
+import practice_loop.reader as reader_module
 from practice_loop.examples import shipped_examples
 from practice_loop.kernel import (
+    MAX_SAFE_INT,
     AssessmentStatus,
     ContractAssessment,
     Direction,
@@ -39,6 +46,7 @@ from practice_loop.reader import (
     MAX_QUESTION_LENGTH,
     ReaderRefusal,
     ReaderRefusalReason,
+    _digits_value,
     read_question,
 )
 
@@ -602,3 +610,215 @@ def test_scanner_shortcuts_find_exactly_what_the_plain_patterns_find(text):
         plain = re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
         (phrases,) = [s for s in reader._PHRASE_SCANNERS if s.index == list(HazardCode).index(code)]
         assert list(phrases.spans(text)) == [m.span() for m in plain.finditer(text)]
+
+
+# --------------------------------------------------------------------------------------------
+# The interpreter's integer-string limit decides nothing (issue 15)
+
+_LONG_DIGITS = r'''
+import json, sys
+
+from practice_loop.kernel import (
+    CanonicalizationError,
+    ProblemFrame,
+    ProofGatedAnswer,
+    decode_canonical,
+    load_sealed_trace,
+    practice_case,
+    sealed_trace_bytes,
+)
+from practice_loop.reader import ReaderRefusal, read_question
+
+
+def question(count):
+    return f"Tom has {count} apples. He buys 3 more apples. How many apples does he have now?"
+
+
+QUESTIONS = {
+    "count_700_digits": question("7" * 700),
+    "count_1900_digits": question("7" * 1900),
+    "count_5000_digits": question("7" * 5000),
+    "count_700_grouped": question("7" + ",777" * 233),
+    "count_700_leading_zeros": question("0" * 700 + "7"),
+    "money_700_digits": (
+        "Tom has $" + "7" * 700 + ". He spends $3. How much money does he have left?"
+    ),
+    "count_at_max_safe_int": question("9007199254740991"),
+    "count_past_max_safe_int": question("9007199254740992"),
+}
+
+
+def read(text):
+    frame = read_question(text)
+    if type(frame) is ReaderRefusal:
+        return {"reader": frame.reason.value}
+    assert type(frame) is ProblemFrame
+    outcome = practice_case(frame).outcome
+    answered = type(outcome) is ProofGatedAnswer
+    return {
+        "facts": [fact.value for fact in frame.facts],
+        "proposals": len(frame.proposals),
+        "outcome": ["answer", outcome.value] if answered else list(outcome.reason_codes),
+    }
+
+
+def decode(data):
+    try:
+        decode_canonical(data)
+    except CanonicalizationError as error:
+        return [error.reason.value, error.where]
+    return "decoded"
+
+
+def load(data):
+    loaded = load_sealed_trace(data)
+    return [[f.code.value, f.stage, f.detail] for f in getattr(loaded, "failures", ())]
+
+
+def outcomes():
+    stored = sealed_trace_bytes(practice_case(read_question(question("7"))))
+    assert stored.count(b'"value":7}') == 1
+
+    def with_value(digits):
+        return stored.replace(b'"value":7}', b'"value":' + digits + b"}")
+
+    documents = {
+        "int_700_digits": b"7" * 700,
+        "negative_int_5000_digits": b"-" + b"7" * 5000,
+        "int_700_digits_in_a_list": b"[" + b"7" * 700 + b"]",
+        "fraction_700_digits": b"7" * 700 + b".5",
+        "exponent_700_digits": b"7e" + b"7" * 700,
+    }
+    return {
+        "reader": {name: read(text) for name, text in QUESTIONS.items()},
+        "decode": {name: decode(data) for name, data in documents.items()},
+        "load": {
+            "fact_value_700_digits": load(with_value(b"7" * 700)),
+            "fact_value_5000_digits": load(with_value(b"7" * 5000)),
+        },
+    }
+
+
+if __name__ == "__main__":
+    try:
+        int("7" * 700)
+        limited = False
+    except ValueError:
+        limited = True
+    print(json.dumps({"limit": sys.get_int_max_str_digits(), "limited": limited, **outcomes()}))
+'''
+
+# A count too large for an exact fact is recorded nowhere, so the reader proposes nothing.
+_OVERSIZED = {
+    "facts": [3],
+    "proposals": 0,
+    "outcome": ["original_refusal_stands", "proposal_missing"],
+}
+_INT_OUT_OF_RANGE = [["undecodable", "$", "int_out_of_range at $"]]
+LONG_DIGIT_OUTCOMES = {
+    "reader": {
+        "count_700_digits": _OVERSIZED,
+        "count_1900_digits": _OVERSIZED,
+        "count_5000_digits": {"reader": "too_long"},
+        "count_700_grouped": _OVERSIZED,
+        "count_700_leading_zeros": {"facts": [7, 3], "proposals": 1, "outcome": ["answer", 10]},
+        "money_700_digits": _OVERSIZED,
+        "count_at_max_safe_int": {
+            "facts": [MAX_SAFE_INT, 3],
+            "proposals": 1,
+            "outcome": ["direct_proof_refused", "result_within_safe_range"],
+        },
+        "count_past_max_safe_int": _OVERSIZED,
+    },
+    "decode": {
+        "int_700_digits": ["int_out_of_range", "$"],
+        "negative_int_5000_digits": ["int_out_of_range", "$"],
+        "int_700_digits_in_a_list": ["int_out_of_range", "$"],
+        "fraction_700_digits": ["float_not_allowed", "$"],
+        "exponent_700_digits": ["float_not_allowed", "$"],
+    },
+    "load": {
+        "fact_value_700_digits": _INT_OUT_OF_RANGE,
+        "fact_value_5000_digits": _INT_OUT_OF_RANGE,
+    },
+}
+
+
+@pytest.mark.obligation("LOCAL-0003/int_range", "LOCAL-0005/frame_caps", "ADR-0226/9.9")
+def test_long_digit_runs_read_the_same_under_the_lowest_int_string_limit():
+    """docs/adr/0003 "Hashable profile" (the int bound is ±(2**53 - 1), never the
+    interpreter's integer-string limit), ADR-0226 §9 (malformed input fails closed, typed),
+    issue 15: in an interpreter started with -X int_max_str_digits=640, where int() of 700
+    digits raises, the reader and the kernel give exactly their typed outcomes on 700- to
+    5000-digit runs (a count too large for a fact is recorded nowhere, so no proposal; a
+    longer question is too_long; a long literal is int_out_of_range or float_not_allowed;
+    a stored trace holding one is undecodable), with no traceback, and exactly what this
+    process gives under its own limit."""
+    done = subprocess.run(
+        [sys.executable, "-X", "int_max_str_digits=640", "-c", _LONG_DIGITS],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    child = json.loads(done.stdout)
+    assert (child.pop("limit"), child.pop("limited")) == (640, True)
+    assert child == LONG_DIGIT_OUTCOMES
+    here: dict = {"__name__": "long_digits"}
+    exec(compile(_LONG_DIGITS, "<long digits>", "exec"), here)
+    assert here["outcomes"]() == LONG_DIGIT_OUTCOMES
+
+
+significant_digits = st.text("0123456789", min_size=1, max_size=40)
+
+
+def _grouped(digits: str) -> str:
+    """``digits`` grouped by commas in threes, as the reader's count pattern accepts."""
+    head = len(digits) % 3 or 3
+    return ",".join([digits[:head]] + [digits[i : i + 3] for i in range(head, len(digits), 3)])
+
+
+@pytest.mark.obligation("LOCAL-0003/int_range")
+@given(st.integers(0, 40), significant_digits, st.booleans())
+@example(0, "9007199254740991", False)
+@example(0, "9007199254740992", False)
+@example(0, "10000000000000000", False)
+@example(30, "7", False)
+@example(0, "9007199254740991", True)
+@example(0, "0", False)
+def test_a_count_is_judged_by_its_digits_as_int_would_judge_it(zeros, digits, grouped):
+    """docs/adr/0003 "Hashable profile", issue 15: reading a count's digits without giving
+    int() more than 16 of them changes no value and no outcome: it is int()'s value when that
+    is at most MAX_SAFE_INT (leading zeros and comma groups included), and too large
+    otherwise, as int() would show."""
+    raw = "0" * zeros + digits
+    if grouped:
+        raw = _grouped(raw)
+    value = int(raw.replace(",", ""))  # this process's limit (4300) is far above 40 digits
+    read = _digits_value(raw)
+    assert (read is None or read > MAX_SAFE_INT) == (value > MAX_SAFE_INT)
+    if read is not None:
+        assert read == value
+
+
+@pytest.mark.obligation("LOCAL-0003/int_range")
+def test_int_is_called_only_behind_a_length_check():
+    """docs/adr/0003 "Hashable profile", issue 15: in the kernel and the reader, int() is
+    called in exactly two places, each after the digits were counted: the decoder's int hook
+    (at most 16 digits) and the reader's count (at most 16 significant digits)."""
+    root = Path(kernel_package.__file__).parent
+    sources = sorted(root.glob("*.py")) + [Path(reader_module.__file__)]
+    calls = []
+    for source in sources:
+        tree = ast.parse(source.read_text(encoding="utf-8"))
+        for function in ast.walk(tree):
+            if not isinstance(function, ast.FunctionDef):
+                continue
+            for node in ast.walk(function):
+                if (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Name)
+                    and node.func.id == "int"
+                ):
+                    calls.append((source.name, function.name))
+    assert sorted(calls) == [("identity.py", "_bounded_int"), ("reader.py", "_digits_value")]

@@ -111,7 +111,7 @@ def test_several_processes_write_one_store(tmp_path):
         check=False,
     )
     assert result.returncode == 0, result.stdout
-    assert "0 failed, 0 missing" in result.stdout
+    assert "verified 43 cases and 43 traces: 0 cases failed, 0 traces orphaned" in result.stdout
 
 
 def test_batch_keeps_the_cases_before_a_failed_one_and_nothing_of_it(tmp_path):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import typing
 from typing import Any
 
 import pytest
@@ -20,11 +21,17 @@ from hypothesis import strategies as st
 from practice_loop.examples import shipped_examples
 from practice_loop.kernel import (
     ANSWER_SCHEMA_VERSION,
+    CANDIDATE_OPERATOR_SET,
+    COMPUTE_BUDGET_V1,
+    GEOMETRIC_SEARCH_RUN_V2_POLICY_VERSION,
     AnswerPath,
     AnswerRefusal,
     AssessmentStatus,
     CandidateOperatorRefusal,
     CandidateOperatorResult,
+    CandidateReconstruction,
+    ComputeBudgetDecision,
+    ComputeBudgetPolicy,
     GateReason,
     GeometricSearchRun,
     ProofGatedAnswer,
@@ -32,18 +39,37 @@ from practice_loop.kernel import (
     ReplayResult,
     RunDisposition,
     SealedPracticeTrace,
+    SearchRunRefusal,
     TraceFailure,
     TraceFailureCode,
     TraceVerification,
     canonical_json,
+    decide_answer,
+    decide_compute_budget,
     load_sealed_trace,
+    is_version,
+    open_search_run,
     practice_case,
+    replay_candidate,
     replay_divergence,
+    search_input_for,
     verify_sealed_trace,
 )
-from practice_loop.kernel.trace import TRACE_VERSIONS, stage_digests_of
+from practice_loop.kernel.identity import Record
+from practice_loop.kernel.trace import (
+    TRACE_VERSIONS,
+    UNDECLARED_VERSION_FIELDS,
+    VERSION_PAIR_FIELDS,
+    VERSION_TIES,
+    _cross_identity_failures,
+    _version_failures,
+    seal_practice_trace,
+    sealed_trace_bytes,
+    stage_digests_of,
+)
 from practice_strategies import (
     FRAME_RECIPES,
+    fields_for_sealing,
     oracle,
     other_digest,
     problem_frames,
@@ -53,6 +79,7 @@ from practice_strategies import (
 )
 
 F = TraceFailureCode
+V2 = GEOMETRIC_SEARCH_RUN_V2_POLICY_VERSION
 ELIGIBLE_ONE_CUE = {**FRAME_RECIPES[GateReason.ELIGIBLE_MISSING_ROLE], "cue_count": 1}
 
 any_frames = st.one_of(
@@ -549,6 +576,331 @@ def test_other_versions_are_version_unsupported(name):
     assert replay_divergence(forged) == TraceFailure(
         F.REPLAY_DIVERGED, "trace", "replayed trace differs"
     )
+
+
+# ------------------------------------------------------------------------------------------
+# Versions the records carry, tied to the versions the trace declares (issue 15)
+
+
+def _decided_under_budget_v2(trace: SealedPracticeTrace) -> SealedPracticeTrace:
+    """The trace's case re-run by the kernel's own stages with the budget decided under a
+    candidate ``compute_budget.v2`` (the v1 rows), passed explicitly as ``practice-loop
+    prove-policy`` passes it; the run refuses that budget, and ``seal_practice_trace`` seals
+    it all with the versions in force, so every identity in it is the kernel's own."""
+    candidate = ComputeBudgetPolicy("compute_budget.v2", COMPUTE_BUDGET_V1.rows)
+    gate = trace.gate_decision
+    budget = decide_compute_budget(gate, candidate, registered={candidate.version: candidate})
+    assert budget.policy_version == "compute_budget.v2"
+    assert budget.status is trace.budget_decision.status
+    search_input = search_input_for(gate, budget, CANDIDATE_OPERATOR_SET, V2)
+    run = open_search_run(search_input, gate, budget, CANDIDATE_OPERATOR_SET)
+    assert run.reason_codes == ("budget_policy_version_unsupported",)
+    return seal_practice_trace(
+        frame=trace.frame,
+        original_assessment=trace.original_assessment,
+        residuals=trace.residuals,
+        gate_decision=gate,
+        budget_decision=budget,
+        search_input=search_input,
+        run_outcome=run,
+        outcome=decide_answer(trace.frame, trace.original_assessment),
+    )
+
+
+BUDGET_V2_FAILURES = (
+    TraceFailure(
+        F.VERSION_MISMATCH,
+        "budget",
+        "ComputeBudgetDecision.policy_version is 'compute_budget.v2', "
+        "declared 'compute_budget.v1'",
+    ),
+    TraceFailure(
+        F.VERSION_MISMATCH,
+        "search_input",
+        "GeometricSearchInput.budget_policy_version is 'compute_budget.v2', "
+        "declared 'compute_budget.v1'",
+    ),
+)
+
+
+@pytest.mark.obligation("LOCAL-0007/verify_versions", "ADR-0226/9.10", "ADR-0226/9.18")
+@pytest.mark.parametrize("trace", [DU, TWO], ids=["searched", "run_refused"])
+def test_a_trace_decided_under_another_budget_version_is_version_mismatch(trace):
+    """0007 step 2, ADR-0226 §9 (issue 15): a trace whose versions say compute_budget.v1
+    while its budget was decided under a registered compute_budget.v2 is not judged by this
+    code. Its every identity is consistent (the kernel sealed it, and every cross-identity
+    row holds), so before the tie it verified; now loading it gives the trace, and
+    verifying that is version_mismatch at exactly the budget and the search input, the two
+    stages that carry the budget version."""
+    stale = _decided_under_budget_v2(trace)
+    assert stale.versions == TRACE_VERSIONS
+    assert _cross_identity_failures(stale) == []  # only the version tie can fail
+    loaded = load_sealed_trace(sealed_trace_bytes(stale))
+    assert type(loaded) is SealedPracticeTrace and loaded == stale
+    for checked in (stale, loaded):
+        assert verify_sealed_trace(checked) == TraceVerification(stale.trace_id, BUDGET_V2_FAILURES)
+    assert replay_divergence(loaded) == TraceFailure(
+        F.REPLAY_DIVERGED, "budget", "replayed trace differs"
+    )
+
+
+def _sealed_trace(trace: SealedPracticeTrace, **changes: Any) -> SealedPracticeTrace:
+    """The trace with ``changes``, sealed again through the kernel's constructor (which
+    validates every field, the stage index included, and recomputes ``trace_id``)."""
+    changed = tampered(trace, **changes)
+    fields = fields_for_sealing(changed, stage_digests=stage_digests_of(changed))
+    return SealedPracticeTrace.sealed(**fields)
+
+
+def _reconstruction_naming(trace: SealedPracticeTrace, name: str, pinned: str) -> dict:
+    """The operator result with its reconstruction's policy version ``name`` set to
+    ``pinned``, both sealed again by their constructors."""
+    result = trace.operator_outcomes[0]
+    rebuilt = result.reconstruction
+    pairs = tuple((key, pinned if key == name else value) for key, value in rebuilt.policy_versions)
+    rebuilt = CandidateReconstruction.sealed(**fields_for_sealing(rebuilt, policy_versions=pairs))
+    result = CandidateOperatorResult.sealed(
+        **fields_for_sealing(
+            result,
+            reconstruction=rebuilt,
+            candidate_reconstruction_digest=rebuilt.candidate_reconstruction_digest,
+        )
+    )
+    return {"operator_outcomes": (result,)}
+
+
+# Each: a well-formed record carrying another version than the trace declares, sealed into
+# the trace; the failures, exactly (and what verification said before the tie).
+VERSION_TIE_CASES = {
+    # Before: valid. A run refusal's identity is checked only against the search input digest.
+    "run_refusal_under_run_v1": (
+        TWO,
+        lambda t: {
+            "run_outcome": SearchRunRefusal.sealed(
+                **fields_for_sealing(t.run_outcome, run_policy_version="geometric_search_run.v1")
+            )
+        },
+        (
+            (
+                "run",
+                "SearchRunRefusal.run_policy_version is 'geometric_search_run.v1', "
+                "declared 'geometric_search_run.v2'",
+            ),
+        ),
+    ),
+    # Before: cross_identity_mismatch at run (the opened run names another input digest).
+    "search_input_under_run_v1": (
+        DU,
+        lambda t: {
+            "search_input": dataclasses.replace(
+                t.search_input, run_policy_version="geometric_search_run.v1"
+            )
+        },
+        (
+            (
+                "search_input",
+                "GeometricSearchInput.run_policy_version is 'geometric_search_run.v1', "
+                "declared 'geometric_search_run.v2'",
+            ),
+        ),
+    ),
+    # Before: cross_identity_mismatch at budget, search_input and operator.
+    "budget_naming_gate_v2": (
+        DU,
+        lambda t: {
+            "budget_decision": ComputeBudgetDecision.sealed(
+                **fields_for_sealing(t.budget_decision, gate_policy_version="search_gate.v2")
+            )
+        },
+        (
+            (
+                "budget",
+                "ComputeBudgetDecision.gate_policy_version is 'search_gate.v2', "
+                "declared 'search_gate.v1'",
+            ),
+        ),
+    ),
+    # Before: cross_identity_mismatch at replay (no replay names the new reconstruction).
+    "reconstruction_naming_budget_v2": (
+        DU,
+        lambda t: _reconstruction_naming(t, "compute_budget", "compute_budget.v2"),
+        (
+            (
+                "operator",
+                "CandidateOperatorResult.reconstruction.policy_versions[compute_budget] is "
+                "'compute_budget.v2', declared 'compute_budget.v1'",
+            ),
+        ),
+    ),
+}
+
+
+@pytest.mark.obligation("LOCAL-0007/verify_versions", "ADR-0226/9.10")
+@pytest.mark.parametrize("name", sorted(VERSION_TIE_CASES))
+def test_a_record_carrying_an_undeclared_version_is_version_mismatch(name):
+    """0007 step 2 (issue 15): each version a record carries is tied to the one the trace
+    declares under that name, wherever the record sits; a well-formed record carrying another
+    one, sealed into a well-formed trace, is version_mismatch naming its stage, before any
+    cross-identity row is judged."""
+    trace, change, expected = VERSION_TIE_CASES[name]
+    forged = _sealed_trace(trace, **change(trace))
+    failures = tuple(TraceFailure(F.VERSION_MISMATCH, stage, detail) for stage, detail in expected)
+    assert verify_sealed_trace(forged) == TraceVerification(forged.trace_id, failures)
+    loaded = load_sealed_trace(sealed_trace_bytes(forged))
+    assert type(loaded) is SealedPracticeTrace
+    assert verify_sealed_trace(loaded) == TraceVerification(forged.trace_id, failures)
+
+
+# Between them these hold every record kind a trace can hold; the last one (not a trace the
+# loop makes: its replay stage holds the adapter's refusal of a missing reconstruction) is
+# the only one with a ReplayRefusal, and is used unvalidated.
+TRACES_WITH_EVERY_KIND = (
+    DU,
+    RI,
+    TWO,
+    MR,
+    tampered(DU, replays=(replay_candidate(DU.frame, DU.original_assessment, None),)),
+)
+
+
+def _record_kinds(root: type) -> list[type]:
+    """Every record kind a ``root`` can hold, at any depth (from the type annotations)."""
+    found: list[type] = []
+    pending = [root]
+    while pending:
+        kind = pending.pop()
+        if kind in found:
+            continue
+        found.append(kind)
+        for hint in typing.get_type_hints(kind).values():
+            stack = [hint]
+            while stack:
+                part = stack.pop()
+                if isinstance(part, type) and issubclass(part, Record):
+                    pending.append(part)
+                stack.extend(typing.get_args(part))
+    return found
+
+
+@pytest.mark.obligation("LOCAL-0007/verify_versions", "LOCAL-0007/trace_versions")
+def test_every_version_field_a_trace_can_hold_is_tied_or_undeclared():
+    """0007 step 2 (issue 15): every field named like a version, in every record kind a
+    trace can hold, is tied to a declared version, holds (name, version) pairs tied by name,
+    or is listed as naming nothing the trace declares; every declared name is carried by
+    some tied field; and in real traces no listed field holds a version of a declared name."""
+    declared = dict(TRACE_VERSIONS)
+    ties = {(kind, field): name for kind, rows in VERSION_TIES.items() for field, name in rows}
+    pairs = {(kind, field) for kind, fields in VERSION_PAIR_FIELDS.items() for field in fields}
+    assert not set(ties) & pairs and not (set(ties) | pairs) & UNDECLARED_VERSION_FIELDS
+    kinds = [kind for kind in _record_kinds(SealedPracticeTrace) if kind is not SealedPracticeTrace]
+    # A version field by its name, or by what it holds in a real trace: a version, or pairs.
+    version_fields = {
+        (kind, field.name)
+        for kind in kinds
+        for field in dataclasses.fields(kind)
+        if "version" in field.name
+    }
+    for trace in TRACES_WITH_EVERY_KIND:
+        for record in _records_in(trace):
+            for field in dataclasses.fields(record):
+                value = getattr(record, field.name)
+                holds_versions = is_version(value) or (
+                    type(value) is tuple
+                    and value
+                    and all(type(pair) is tuple and is_version(pair[-1]) for pair in value)
+                )
+                if holds_versions and type(record) is not SealedPracticeTrace:
+                    version_fields.add((type(record), field.name))
+    assert version_fields == set(ties) | pairs | UNDECLARED_VERSION_FIELDS
+    assert set(ties.values()) == set(declared)
+    for trace in TRACES_WITH_EVERY_KIND:
+        for record in _records_in(trace):
+            for kind, field in UNDECLARED_VERSION_FIELDS:
+                if type(record) is kind:
+                    assert getattr(record, field).rsplit(".v", 1)[0] not in declared, (kind, field)
+
+
+def _records_in(value: object) -> list[object]:
+    found: list[object] = []
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if type(item) is tuple:
+            pending.extend(item)
+        elif dataclasses.is_dataclass(item) and not isinstance(item, type):
+            found.append(item)
+            pending.extend(getattr(item, field.name) for field in dataclasses.fields(item))
+    return found
+
+
+def _places_of(value: Any, kind: type, path: tuple = ()) -> list[tuple]:
+    """The path (field names and tuple indexes) of every record of ``kind`` in ``value``."""
+    if type(value) is tuple:
+        return [p for i, item in enumerate(value) for p in _places_of(item, kind, (*path, i))]
+    if not (dataclasses.is_dataclass(value) and not isinstance(value, type)):
+        return []
+    if type(value) is kind:
+        return [path]
+    return [
+        place
+        for field in dataclasses.fields(value)
+        for place in _places_of(getattr(value, field.name), kind, (*path, field.name))
+    ]
+
+
+def _tampered_at(value: Any, path: tuple, field: str, new: str) -> Any:
+    """``value`` with the record at ``path`` holding ``new`` in ``field``, nothing validated
+    or resealed on the way."""
+    if not path:
+        return tampered(value, **{field: new})
+    head, *rest = path
+    if type(value) is tuple:
+        return tuple(
+            _tampered_at(item, tuple(rest), field, new) if i == head else item
+            for i, item in enumerate(value)
+        )
+    return tampered(value, **{head: _tampered_at(getattr(value, head), tuple(rest), field, new)})
+
+
+STAGE_OF_FIELD = {
+    "original_assessment": "assessment",
+    "direct_proof": "proof",
+    "residuals": "residual",
+    "gate_decision": "gate",
+    "budget_decision": "budget",
+    "search_input": "search_input",
+    "opened_run": "opened_run",
+    "operator_outcomes": "operator",
+    "run_outcome": "run",
+    "replays": "replay",
+    "outcome": "outcome",
+}
+TIED_FIELDS = sorted(
+    (kind.__name__, field, name) for kind, rows in VERSION_TIES.items() for field, name in rows
+)
+
+
+@pytest.mark.obligation("LOCAL-0007/verify_versions")
+@pytest.mark.parametrize("kind_name, field, name", TIED_FIELDS)
+def test_each_tied_field_is_compared_wherever_it_sits(kind_name, field, name):
+    """0007 step 2 (issue 15): every row of the tie table is read, at every place a record
+    of that kind sits in a trace (a stage record, or nested: a replay's assessment and proof,
+    an operator result's reconstruction). Set to another version of the same name there
+    (unvalidated: a record check pins most of these fields already), it is the one mismatch
+    the tie reports, at the stage that holds it."""
+    kind = next(k for k in VERSION_TIES if k.__name__ == kind_name)
+    wrong, declared = f"{name}.v9", dict(TRACE_VERSIONS)[name]
+    checked = 0
+    for trace in TRACES_WITH_EVERY_KIND:
+        assert _version_failures(trace) == []
+        for place in _places_of(trace, kind):
+            failures = _version_failures(_tampered_at(trace, place, field, wrong))
+            assert [(f.code, f.stage) for f in failures] == [
+                (F.VERSION_MISMATCH, STAGE_OF_FIELD[place[0]])
+            ], place
+            assert f".{field} is '{wrong}', declared '{declared}'" in failures[0].detail
+            checked += 1
+    assert checked, kind_name
 
 
 @pytest.mark.obligation("LOCAL-0007/verify_structure", "ADR-0226/9.9")

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 from practice_loop.cli import main
 from practice_loop.kernel import SealedPracticeTrace, SourceSpan
-from practice_loop.store import CaseRow, ReadOnlyTraceStore, StoreError
+from practice_loop.store import CaseRow, ReadOnlyTraceStore, StoreError, StoreProblem
 from practice_loop.workbench import (
     CONTENT_SECURITY_POLICY,
     Outcome,
@@ -258,8 +258,9 @@ def test_the_store_is_opened_read_only(built, tmp_path):
     row = CaseRow("new", "test", "question", None, None, "refused", "reader_x", None)
     with ReadOnlyTraceStore(copy) as store:
         assert len(list(store.cases())) == built["summary"]["cases"] + 1
-        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+        with pytest.raises(StoreError, match="cannot be written") as refused:
             store.put_case(row, None)
+    assert refused.value.problem is StoreProblem.READ_ONLY
     assert _fingerprint(copy) == before
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from practice_loop.runner import gold_number, is_wrong, run_case
+from practice_loop.runner import gold_answer, is_wrong, run_case
 
 DEFAULT = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "gsm8k" / "train.jsonl"
 GSM8K = Path(os.environ.get("PRACTICE_LOOP_GSM8K", DEFAULT))
@@ -32,9 +32,11 @@ def test_no_wrong_answer_on_gsm8k_train():
     with GSM8K.open("rb") as lines:
         for number, raw in enumerate(lines, start=1):
             record = json.loads(raw)
-            row, trace = run_case(f"gsm8k:{number}", GSM8K.name, record)
+            gold = gold_answer(record["answer"])
+            assert gold.unjudged is None, (number, gold)  # every GSM8K answer is judged
+            row, trace = run_case(f"gsm8k:{number}", GSM8K.name, record["question"], gold.value)
             outcomes[row.outcome if row.outcome != "refused" else f"refused:{row.reason}"] += 1
-            assert row.gold == gold_number(record["answer"]) is not None
+            assert row.gold == gold.value is not None
             if row.outcome.startswith("answered"):
                 assert trace is not None and trace.outcome.value == row.value
                 if is_wrong(row):

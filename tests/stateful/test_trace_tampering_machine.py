@@ -59,6 +59,7 @@ from practice_loop.kernel import (
     SourceSpan,
     Stage,
     StageRefusal,
+    TraceFailure,
     TraceFailureCode,
     TraceVerification,
     assess,
@@ -773,6 +774,46 @@ RECORD_FIELDS = (
     "replays",
     "outcome",
 )
+# The stage (``stage_digests_of``) whose record each trace field holds; the trace's own prose
+# is named by ``trace``.
+STAGE_OF_FIELD = dict(
+    zip(
+        (*RECORD_FIELDS, "explanation"),
+        (
+            "frame",
+            "assessment",
+            "proof",
+            "residual",
+            "gate",
+            "budget",
+            "search_input",
+            "opened_run",
+            "operator",
+            "run",
+            "replay",
+            "outcome",
+            "trace",
+        ),
+        strict=True,
+    )
+)
+
+
+def _prose_divergence_at(trace: SealedPracticeTrace, path: tuple) -> TraceFailure:
+    """What replaying ``trace`` must give when the one explanation at ``path`` (keys of its
+    JSON form) is all that differs from the trace its frame seals (issue 15): the stage that
+    holds it, and the explanation's place in that stage's record."""
+    if path == ("explanation",):
+        shown = "SealedPracticeTrace.explanation"
+    else:
+        record, keys = getattr(trace, path[0]), path[1:]
+        if type(record) is tuple:
+            record, keys = record[keys[0]], keys[1:]
+        shown = type(record).__name__ + "".join(
+            f"[{key}]" if type(key) is int else f".{key}" for key in keys
+        )
+    detail = f"{shown} differs from the replayed trace's"
+    return TraceFailure(F.EXPLANATION_DIVERGED, STAGE_OF_FIELD[path[0]], detail)
 
 
 def _wrong_type(trace: SealedPracticeTrace, field: str) -> tuple[Any, tuple[F, str]]:
@@ -956,7 +997,18 @@ class TraceTamperingMachine(RuleBasedStateMachine):
         verification = verify_sealed_trace(forged)
         if same:
             assert verification == TraceVerification(trace.trace_id, ())
-            assert replay_divergence(forged) is None
+            # Replay compares the bytes, prose included (issue 15): the copy replays clean
+            # exactly when the field's prose is this trace's too, and otherwise names the
+            # field's stage as explanation_diverged.
+            divergence = replay_divergence(forged)
+            if sealed_trace_bytes(forged) == sealed_trace_bytes(trace):
+                assert divergence is None
+            else:
+                assert divergence is not None
+                assert (divergence.code, divergence.stage) == (
+                    F.EXPLANATION_DIVERGED,
+                    STAGE_OF_FIELD[field],
+                )
             return
         assert not verification.valid
         codes = [(f.code, f.stage) for f in verification.failures]
@@ -976,7 +1028,8 @@ class TraceTamperingMachine(RuleBasedStateMachine):
         """0003 and 0007 loading: the stored bytes (``sealed_trace_bytes``) with one value
         changed anywhere (a scalar changed, a list reordered or extended), re-encoded
         canonically, load as one typed failure and never as a trace; unless the value was
-        prose, which loads as a trace with the same trace_id that verifies and replays."""
+        prose, which loads as a trace with the same trace_id that verifies, and whose replay
+        (issue 15: the bytes, prose included) names that prose as explanation_diverged."""
         payload = json.loads(sealed_trace_bytes(trace))
         leaves = list(_json_leaves(payload))
         path, value = leaves[data.draw(st.integers(0, len(leaves) - 1), label="leaf")]
@@ -986,7 +1039,7 @@ class TraceTamperingMachine(RuleBasedStateMachine):
             assert type(loaded) is SealedPracticeTrace
             assert loaded.trace_id == trace.trace_id
             assert verify_sealed_trace(loaded) == TraceVerification(trace.trace_id, ())
-            assert replay_divergence(loaded) is None
+            assert replay_divergence(loaded) == _prose_divergence_at(loaded, path)
             return
         assert type(loaded) is TraceVerification, path
         assert not loaded.valid and loaded.trace_id is None

@@ -192,17 +192,30 @@ def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
     return result
 
 
-_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+# A string: from a quote outside strings to the next unescaped quote, or to the end of the
+# text when none closes it (the parser refuses it there). Possessive and DOTALL, so every
+# character is read once and nothing backtracks: linear in the text (issue 15; the pattern
+# without them rescanned to the end for every escaped quote of an unclosed string).
+_JSON_STRING = re.compile(r'"(?:[^"\\]++|\\.)*+"?', re.DOTALL)
 _BRACKETS = re.compile(r"[\[\]{}]")
 
 
 def _nesting_depth(text: str) -> int:
     """The deepest bracket nesting outside strings, counted without recursion, so that the
-    parser never meets input deeper than the cap (its own limit is the interpreter's stack)."""
+    parser never meets input deeper than the cap (its own limit is the interpreter's stack).
+
+    Linear in ``len(text)`` (docs/adr/0003, "Reading bytes back"). Strings are read as the
+    parser reads them, up to the point where it would refuse them, so no prefix of the text
+    the parser accepts is counted shallower than the parser nests it.
+    """
     depth = deepest = 0
     for bracket in _BRACKETS.findall(_JSON_STRING.sub("", text)):
-        depth += 1 if bracket in "[{" else -1
-        deepest = max(deepest, depth)
+        if bracket in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+        else:
+            depth -= 1
     return deepest
 
 

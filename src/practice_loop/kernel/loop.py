@@ -13,7 +13,7 @@ from .assessment import AssessmentStatus, ContractAssessment, assess
 from .budget import decide_compute_budget
 from .frame import ProblemFrame, problem_frame_digest
 from .gate import decide_search_gate
-from .identity import RecordError, Stage, StageRefusal, refuse
+from .identity import RecordError, Stage, StageRefusal, inspect_record, refuse
 from .operators import (
     CANDIDATE_OPERATOR_SET,
     CandidateOperatorResult,
@@ -35,6 +35,8 @@ from .trace import (
     TraceFailure,
     TraceFailureCode,
     seal_practice_trace,
+    sealed_trace_bytes,
+    stage_records_of,
 )
 
 
@@ -123,11 +125,18 @@ def _stage_records(frame: ProblemFrame) -> dict[str, object] | StageRefusal:
 
 
 def replay_divergence(trace: SealedPracticeTrace) -> TraceFailure | None:
-    """Re-run the case from the trace's own frame; the first stage whose identity differs,
-    or ``None`` when the replay reproduces the trace byte for byte (ADR-0226 §9)."""
+    """Re-run the case from the trace's own frame; ``None`` only when the replay reproduces
+    the trace byte for byte, prose included (ADR-0226 §9, docs/adr/0007).
+
+    The first stage whose identity differs is ``replay_diverged``. When every identity
+    agrees, what can still differ is prose (ADR-0227 §7, ADR-0231 §14 keep it out of every
+    identity), and every explanation is derived from the sealed fields, so edited prose is
+    ``explanation_diverged`` at the first stage whose prose differs (``trace`` for the
+    trace's own explanation).
+    """
     replayed = practice_case(trace.frame)
     if type(replayed) is SealedPracticeTrace and replayed.trace_id == trace.trace_id:
-        return None
+        return _prose_divergence(trace, replayed)
     expected = replayed.stage_digests if type(replayed) is SealedPracticeTrace else ()
     stage = "trace"
     for index, pair in enumerate(trace.stage_digests):
@@ -138,3 +147,49 @@ def replay_divergence(trace: SealedPracticeTrace) -> TraceFailure | None:
         if len(expected) > len(trace.stage_digests):
             stage = expected[len(trace.stage_digests)][0]
     return TraceFailure(TraceFailureCode.REPLAY_DIVERGED, stage, "replayed trace differs")
+
+
+def _prose_divergence(
+    trace: SealedPracticeTrace, replayed: SealedPracticeTrace
+) -> TraceFailure | None:
+    """The replay has the trace's ``trace_id``: compare the full bytes (issue 15)."""
+    found = inspect_record(trace, SealedPracticeTrace)
+    if found is not None:
+        # Not a trace whose bytes exist; its id says nothing of its content (verify first).
+        detail = f"the trace does not inspect clean ({found.describe()})"
+        return TraceFailure(TraceFailureCode.REPLAY_DIVERGED, "trace", detail[:200])
+    if sealed_trace_bytes(trace) == sealed_trace_bytes(replayed):
+        return None
+    # Equal trace ids seal equal fields but prose, at every depth (so the same stages, in
+    # the same order): what differs is an explanation.
+    for (stage, record), (_, again) in zip(
+        stage_records_of(trace), stage_records_of(replayed), strict=False
+    ):
+        where = type(record).__name__
+        path = _first_prose_difference(record.to_json(), again.to_json(), where)
+        if path is not None:
+            detail = f"{path} differs from the replayed trace's"
+            return TraceFailure(TraceFailureCode.EXPLANATION_DIVERGED, stage, detail[:200])
+    if trace.explanation != replayed.explanation:
+        detail = "SealedPracticeTrace.explanation differs from the replayed trace's"
+        return TraceFailure(TraceFailureCode.EXPLANATION_DIVERGED, "trace", detail)
+    # Unreachable while trace_id seals every field but prose; named as what it would be.
+    return TraceFailure(TraceFailureCode.REPLAY_DIVERGED, "trace", "replayed trace differs")
+
+
+def _first_prose_difference(given: object, again: object, where: str) -> str | None:
+    """The path of the first ``explanation`` (keys in canonical order, depth first) whose
+    text differs between two JSON forms of the same shape, or ``None``."""
+    pending: list[tuple[object, object, str]] = [(given, again, where)]
+    while pending:
+        mine, theirs, at = pending.pop()
+        if type(mine) is dict and type(theirs) is dict:
+            for key in sorted(mine, reverse=True):  # popped in ascending order
+                pending.append((mine[key], theirs.get(key), f"{at}.{key}"))
+        elif type(mine) is list and type(theirs) is list and len(mine) == len(theirs):
+            pending.extend(
+                (mine[i], theirs[i], f"{at}[{i}]") for i in reversed(range(len(mine)))
+            )
+        elif at.endswith(".explanation") and mine != theirs:
+            return at
+    return None

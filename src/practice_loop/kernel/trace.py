@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import types
+import typing
 from typing import Any, ClassVar
 
 from .answer import ANSWER_SCHEMA_VERSION, AnswerRefusal, ProofGatedAnswer, decide_answer
@@ -44,6 +46,7 @@ from .operators import (
     CANDIDATE_OPERATOR_SET_ID,
     CandidateOperatorRefusal,
     CandidateOperatorResult,
+    CandidateReconstruction,
     candidate_operator_input,
 )
 from .proof import PROOF_SCHEMA_VERSION, ProofRecord
@@ -51,6 +54,7 @@ from .replay import REPLAY_SCHEMA_VERSION, ReplayRefusal, ReplayResult
 from .residual import ContractResidual
 from .search_run import (
     GEOMETRIC_SEARCH_RUN_V2_POLICY_VERSION,
+    CandidateAttempt,
     GeometricSearchInput,
     GeometricSearchRun,
     OpenedSearchRun,
@@ -153,8 +157,9 @@ def _identity_of(record: Any) -> str:
     return getattr(record, type(record).ID_FIELD)
 
 
-def stage_digests_of(trace: SealedPracticeTrace) -> tuple[tuple[str, str], ...]:
-    """Each present stage's own identity, in stage order (absent stages are left out)."""
+def stage_records_of(trace: SealedPracticeTrace) -> tuple[tuple[str, Any], ...]:
+    """Each present stage's record under its stage name, in stage order (absent stages are
+    left out): the stages ``stage_digests`` indexes (docs/adr/0007)."""
     stages: list[tuple[str, Any]] = [
         ("frame", trace.frame),
         ("assessment", trace.original_assessment),
@@ -169,7 +174,12 @@ def stage_digests_of(trace: SealedPracticeTrace) -> tuple[tuple[str, str], ...]:
         *(("replay", replay) for replay in trace.replays),
         ("outcome", trace.outcome),
     ]
-    return tuple((stage, _identity_of(record)) for stage, record in stages if record is not None)
+    return tuple((stage, record) for stage, record in stages if record is not None)
+
+
+def stage_digests_of(trace: SealedPracticeTrace) -> tuple[tuple[str, str], ...]:
+    """Each present stage's own identity, in stage order (absent stages are left out)."""
+    return tuple((stage, _identity_of(record)) for stage, record in stage_records_of(trace))
 
 
 # Stages a case may not reach: absent, never filled in (ADR-0226 §7G).
@@ -214,6 +224,10 @@ class TraceFailureCode(enum.Enum):
     VERSION_UNSUPPORTED = "version_unsupported"
     CROSS_IDENTITY_MISMATCH = "cross_identity_mismatch"
     REPLAY_DIVERGED = "replay_diverged"
+    # A version a record carries is not the one the trace declares for it (issue 15).
+    VERSION_MISMATCH = "version_mismatch"
+    # The replay reproduces every identity but not the prose (issue 15, ``replay_divergence``).
+    EXPLANATION_DIVERGED = "explanation_diverged"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -459,17 +473,163 @@ def _cross_identity_failures(trace: SealedPracticeTrace) -> list[TraceFailure]:
     ]
 
 
+# The versions a trace declares (``versions``, by name) and the record fields that carry them
+# (docs/adr/0007 step 2, issue 15): each field must hold exactly the version the trace
+# declares under that name. ``VERSION_PAIR_FIELDS`` hold ``(name, version)`` pairs, and each
+# pair whose name the trace declares is tied the same way. Every other version field of a
+# record a trace can hold names something the trace does not declare (a record schema, the
+# operator's own version, the operator set's) and is pinned by that record's own checks or by
+# an identity: ``UNDECLARED_VERSION_FIELDS`` lists them, so that a version field added later
+# is either tied or listed (tests/cover/test_trace.py walks every record kind).
+VERSION_TIES: types.MappingProxyType[type, tuple[tuple[str, str], ...]] = types.MappingProxyType(
+    {
+        ContractAssessment: (("organ_version", "unary_delta_transition"),),
+        ProofRecord: (("schema_version", "proof"),),
+        SearchGateDecision: (("policy_version", "search_gate"),),
+        ComputeBudgetDecision: (
+            ("policy_version", "compute_budget"),
+            ("gate_policy_version", "search_gate"),
+        ),
+        GeometricSearchInput: (
+            ("gate_policy_version", "search_gate"),
+            ("budget_policy_version", "compute_budget"),
+            ("run_policy_version", "geometric_search_run"),
+        ),
+        OpenedSearchRun: (("run_policy_version", "geometric_search_run"),),
+        GeometricSearchRun: (("run_policy_version", "geometric_search_run"),),
+        SearchRunRefusal: (("run_policy_version", "geometric_search_run"),),
+        CandidateOperatorResult: (("operator_policy_version", "candidate_operator"),),
+        CandidateOperatorRefusal: (("operator_policy_version", "candidate_operator"),),
+        ReplayResult: (("schema_version", "replay"),),
+        ReplayRefusal: (("schema_version", "replay"),),
+        ProofGatedAnswer: (("schema_version", "answer"),),
+        AnswerRefusal: (("schema_version", "answer"),),
+    }
+)
+VERSION_PAIR_FIELDS: types.MappingProxyType[type, tuple[str, ...]] = types.MappingProxyType(
+    {CandidateReconstruction: ("operator_provenance", "schema_versions", "policy_versions")}
+)
+UNDECLARED_VERSION_FIELDS: frozenset[tuple[type, str]] = frozenset(
+    {
+        (ProblemFrame, "schema_version"),
+        (ContractAssessment, "schema_version"),
+        (ContractResidual, "schema_version"),
+        (GeometricSearchInput, "operator_set_version"),
+        (GeometricSearchInput, "schema_version"),
+        (OpenedSearchRun, "operator_set_version"),
+        (OpenedSearchRun, "schema_version"),
+        (GeometricSearchRun, "operator_set_version"),
+        (GeometricSearchRun, "schema_version"),
+        (CandidateOperatorResult, "operator_version"),
+        (CandidateAttempt, "operator_version"),
+        (CandidateReconstruction, "operator_version"),
+    }
+)
+
+
+def _kinds_in(hint: Any) -> frozenset[type]:
+    """The record kinds an annotation can hold (in a union, a tuple, at any depth)."""
+    found: set[type] = set()
+    pending = [hint]
+    while pending:
+        part = pending.pop()
+        if isinstance(part, type) and issubclass(part, Record):
+            found.add(part)
+        pending.extend(typing.get_args(part))
+    return frozenset(found)
+
+
+def _fields_toward_ties() -> types.MappingProxyType[type, tuple[str, ...]]:
+    """For each record kind a trace can hold, the fields through which a record carrying a
+    tied version can be reached, worked out once from the annotations: the walk below reads
+    only those (no frame, span or fact holds a version the trace declares)."""
+    held: dict[type, dict[str, frozenset[type]]] = {}
+    pending: list[type] = [SealedPracticeTrace]
+    while pending:
+        kind = pending.pop()
+        if kind in held:
+            continue
+        hints = typing.get_type_hints(kind)
+        fields = {field.name: _kinds_in(hints[field.name]) for field in dataclasses.fields(kind)}
+        held[kind] = {name: kinds for name, kinds in fields.items() if kinds}
+        pending.extend(inner for kinds in held[kind].values() for inner in kinds)
+    leading = set(VERSION_TIES) | set(VERSION_PAIR_FIELDS)
+    grown = True
+    while grown:
+        before = len(leading)
+        leading |= {k for k, fields in held.items() if any(v & leading for v in fields.values())}
+        grown = len(leading) != before
+    return types.MappingProxyType(
+        {
+            kind: tuple(name for name, kinds in fields.items() if kinds & leading)
+            for kind, fields in held.items()
+        }
+    )
+
+
+_TOWARD_TIES = _fields_toward_ties()
+
+
+def _carried_versions(record: Record, declared: dict[str, str]) -> list[tuple[str, str, str]]:
+    """``(field, name, version)`` for every declared version that ``record`` or a record
+    nested in it carries, in field order, depth first. Reads a validated record only."""
+    carried: list[tuple[str, str, str]] = []
+    pending: list[tuple[object, str]] = [(record, type(record).__name__)]
+    while pending:
+        value, where = pending.pop()
+        kind = type(value)
+        for field, name in VERSION_TIES.get(kind, ()):
+            carried.append((f"{where}.{field}", name, getattr(value, field)))
+        for field in VERSION_PAIR_FIELDS.get(kind, ()):
+            for name, pinned in getattr(value, field):
+                if name in declared:
+                    carried.append((f"{where}.{field}[{name}]", name, pinned))
+        nested: list[tuple[object, str]] = []
+        for field in _TOWARD_TIES.get(kind, ()):
+            item = getattr(value, field)
+            if type(item) is tuple:
+                nested += [(each, f"{where}.{field}[{i}]") for i, each in enumerate(item)]
+            elif item is not None:
+                nested.append((item, f"{where}.{field}"))
+        pending.extend(reversed(nested))
+    return carried
+
+
+def _version_failures(trace: SealedPracticeTrace) -> list[TraceFailure]:
+    """docs/adr/0007 step 2 (issue 15): one failure per stage whose records carry a version
+    other than the one the trace declares under that name, in stage order."""
+    declared = dict(trace.versions)
+    failures = []
+    for stage, record in stage_records_of(trace):
+        wrong = [
+            f"{where} is {carried!r}, declared {declared[name]!r}"
+            for where, name, carried in _carried_versions(record, declared)
+            if carried != declared[name]
+        ]
+        if wrong:
+            detail = "; ".join(wrong)
+            failures.append(TraceFailure(TraceFailureCode.VERSION_MISMATCH, stage, detail[:200]))
+    return failures
+
+
 def verify_sealed_trace(trace: SealedPracticeTrace) -> TraceVerification:
     """Recompute every identity and every cross-identity of a trace (docs/adr/0007).
 
     Replaying the case from its frame, the stronger check, is ``loop.replay_divergence``.
     """
+    # Step 1: the record, every nested record, the stage index and the trace id.
     failure = _structural_failure(trace)
     if failure is not None:
         return TraceVerification(None, (failure,))
+    # Step 2: declared versions this code judges (ADR-0226 §9: a new policy is a new run)...
     if trace.versions != TRACE_VERSIONS:
         failure = TraceFailure(TraceFailureCode.VERSION_UNSUPPORTED, "versions", "")
         return TraceVerification(trace.trace_id, (failure,))
+    # ...that are the versions the records were decided under (issue 15).
+    mismatched = _version_failures(trace)
+    if mismatched:
+        return TraceVerification(trace.trace_id, tuple(mismatched))
+    # Step 3: the cross-identity table.
     return TraceVerification(trace.trace_id, tuple(_cross_identity_failures(trace)))
 
 
