@@ -367,27 +367,33 @@ class TraceStore:
             _create_store(self.path, wait)
             _inspect_file(self.path)
         _check_writable(self.path)
-        self._db = self._connect()
-        try:
-            _check_schema(self._db, self.path)
+        self._open(
+            str(self.path),
             # A no-op on our stores (born in WAL mode); converts one an older version made.
-            self._db.execute("PRAGMA journal_mode=WAL")
+            "PRAGMA journal_mode=WAL",
             # Under WAL, NORMAL keeps every transaction atomic and the file consistent; a power
             # cut may lose the last commits, never corrupt or half-write one.
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute("PRAGMA foreign_keys=ON")
+            "PRAGMA synchronous=NORMAL",
+            "PRAGMA foreign_keys=ON",
+        )
+
+    def _open(self, target: str, *statements: str, uri: bool = False) -> None:
+        """Connect, check the schema, run ``statements``; any failure closes the connection
+        and is raised as the typed ``StoreError`` it means."""
+        try:
+            self._db = sqlite3.connect(target, uri=uri, timeout=self.wait, isolation_level=None)
+        except sqlite3.Error as error:
+            raise store_error(error, self.path, self.wait) from None
+        try:
+            _check_schema(self._db, self.path)
+            for statement in statements:
+                self._db.execute(statement)
         except sqlite3.Error as error:
             self._db.close()
-            raise store_error(error, self.path, wait) from None
+            raise store_error(error, self.path, self.wait) from None
         except StoreError:
             self._db.close()
             raise
-
-    def _connect(self) -> sqlite3.Connection:
-        try:
-            return sqlite3.connect(self.path, timeout=self.wait, isolation_level=None)
-        except sqlite3.Error as error:
-            raise store_error(error, self.path, self.wait) from None
 
     def close(self) -> None:
         # The last connection to close checkpoints the WAL and removes its side files, so a
@@ -602,18 +608,7 @@ class ReadOnlyTraceStore(TraceStore):
             # ``-shm`` while it lives); a read-only reader would create both and could not
             # remove them, so it reads the file as it is (docs/adr/0012).
             uri += "&immutable=1"
-        try:
-            self._db = sqlite3.connect(uri, uri=True, timeout=wait, isolation_level=None)
-        except sqlite3.Error as error:
-            raise store_error(error, self.path, wait) from None
-        try:
-            _check_schema(self._db, self.path)
-        except sqlite3.Error as error:
-            self._db.close()
-            raise store_error(error, self.path, wait) from None
-        except StoreError:
-            self._db.close()
-            raise
+        self._open(uri, uri=True)
 
     def close(self) -> None:
         self._db.close()

@@ -34,6 +34,7 @@ from practice_loop.kernel import TraceFailureCode
 from practice_loop.runner import _CONFLICTS, SkipReason, Unjudged
 from practice_loop.store import _MESSAGES, DEFAULT_STORE, StoreProblem
 from practice_loop.verification import CaseProblem
+from store_support import immutable
 
 CORPUS_PATH = Path(__file__).resolve().parents[1] / "corpus" / "shell_corpus.json"
 CORPUS: dict[str, Any] = json.loads(CORPUS_PATH.read_text(encoding="utf-8"))
@@ -241,25 +242,6 @@ def _substitute(value: Any, context: dict[str, Any]) -> Any:
     return value
 
 
-@contextlib.contextmanager
-def _immutable(path: Path) -> Iterator[None]:
-    """``path`` that not even root may write: ``chattr +i`` as root, else mode 0444."""
-    if os.geteuid() == 0:
-        made = subprocess.run(["chattr", "+i", str(path)], capture_output=True, text=True)
-        if made.returncode != 0:
-            pytest.skip(f"chattr +i is not available here: {made.stderr.strip()}")
-        try:
-            yield
-        finally:
-            subprocess.run(["chattr", "-i", str(path)], check=True)
-    else:
-        path.chmod(0o444)
-        try:
-            yield
-        finally:
-            path.chmod(0o644)
-
-
 _HOLDER = """
 import sqlite3, sys
 holder = sqlite3.connect(sys.argv[1], isolation_level=None)
@@ -364,7 +346,7 @@ def test_shell_corpus_case(case, sample_store, child_env, tmp_path):
     command = _substitute(case["command"], context)
     with contextlib.ExitStack() as held:
         if setup.get("immutable"):
-            held.enter_context(_immutable(store))
+            held.enter_context(immutable(store))
         if setup.get("lock") == "exclusive":
             held.enter_context(_locked(store))
         before = _snapshot(directory)

@@ -22,6 +22,7 @@ from practice_loop.store import (
     StoreProblem,
     TraceStore,
 )
+from store_support import immutable
 
 TRACE = practice_case(shipped_examples()[0].frame)
 
@@ -189,28 +190,11 @@ def test_a_locked_store_says_so_with_its_wait(tmp_path):
     assert "waited 0.1 s" in str(refused.value)
 
 
-@contextlib.contextmanager
-def _immutable(path: Path):
-    """``path`` that not even root may write: ``chattr +i`` as root, else a read-only mode."""
-    if os.geteuid() == 0:
-        subprocess.run(["chattr", "+i", str(path)], check=True)
-        try:
-            yield
-        finally:
-            subprocess.run(["chattr", "-i", str(path)], check=True)
-    else:
-        path.chmod(0o444)
-        try:
-            yield
-        finally:
-            path.chmod(0o644)
-
-
 @pytest.mark.obligation("LOCAL-0012/inspected")
 def test_a_store_that_cannot_be_written_is_read_only_for_the_writer(tmp_path):
     """docs/adr/0012: a writer meeting a read-only store says ``read_only``; readers read."""
     path = _store(tmp_path / "store.sqlite")
-    with _immutable(path):
+    with immutable(path):
         with pytest.raises(StoreError) as refused:
             with TraceStore(path) as store:
                 store.put_case(_row("other"), None)
