@@ -59,7 +59,7 @@ BUILT_IN_COMMANDS = frozenset({"run", "verify", "show"})
 EXTENSION_COMMANDS = {
     "vectors": ("vectors", "add_subcommand"),
     "gate": ("gate", "add_subcommand"),
-    "workbench": ("workbench", "add_subcommand"),
+    "workbench": ("workbench.server", "add_subcommand"),
     "fuzz": ("fuzz", "add_subcommand"),
     "contracts": ("crosshair_lane", "add_subcommands"),
     "policy-diff": ("crosshair_lane", "add_subcommands"),

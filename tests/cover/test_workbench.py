@@ -34,7 +34,7 @@ from practice_loop.workbench import (
     TraceStanding,
     WorkbenchServer,
 )
-from practice_loop.workbench_pages import evidence_spans, highlighted, ident
+from practice_loop.workbench.pages import evidence_spans, highlighted, ident
 from workbench_support import build_stores, running, trace_of
 
 HOSTILE_ID = "<b>hostile</b>"
@@ -205,7 +205,10 @@ def _fingerprint(store: Path) -> tuple[str, int]:
 
 
 @pytest.mark.obligation("ADR-0226/8.11")
-@pytest.mark.parametrize("method", ["POST", "PUT", "DELETE", "PATCH", "OPTIONS", "HEAD", "BREW"])
+@pytest.mark.parametrize(
+    "method",
+    ["POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "CONNECT", "HEAD", "BREW", "M-SEARCH"],
+)
 def test_every_method_but_get_is_refused(built, server, method):
     """Issue 9: GET only; any other method is answered 405 and changes nothing."""
     before = _fingerprint(built["clean"])

@@ -12,10 +12,9 @@ import html
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from http import HTTPStatus
-from typing import TYPE_CHECKING
 from urllib.parse import urlencode
 
-from .kernel import (
+from ..kernel import (
     AnswerRefusal,
     CandidateOperatorRefusal,
     CandidateOperatorResult,
@@ -29,11 +28,9 @@ from .kernel import (
     SourceSpan,
     problem_frame_digest,
 )
-from .store import CaseRow
-from .verification import Finding
-
-if TYPE_CHECKING:
-    from .workbench import ListedCase, ListQuery, Outcome
+from ..store import CaseRow
+from ..verification import Finding
+from .model import ListedCase, ListQuery, Outcome
 
 HTML = "text/html; charset=utf-8"
 CSS = "text/css; charset=utf-8"
