@@ -65,7 +65,7 @@ SEARCH_RUN_ALLOWED_NAMES = {
     "assessment": {"ContractAssessment", "AssessmentStatus"},
     "residual": {"ContractResidual", "ResidualKind"},
     "gate": {"SearchGateDecision", "SearchGateStatus"},
-    "budget": {"ComputeBudgetDecision", "ComputeBudgetStatus"},
+    "budget": {"ComputeBudgetDecision", "ComputeBudgetStatus", "LIMIT_FIELDS"},  # names only
 }
 # ADR-0231 §16.1: what the operator may take from upstream (value types, the frame's and
 # the manifest's identity helpers, and its own run value types).

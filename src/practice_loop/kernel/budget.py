@@ -16,7 +16,6 @@ from typing import ClassVar
 from .gate import SearchGateDecision, SearchGateStatus
 from .identity import (
     Defect,
-    FieldCheck,
     Record,
     SourceSpan,
     code,
@@ -26,6 +25,7 @@ from .identity import (
     nested,
     non_negative_int,
     optional,
+    or_blank,
     spans_check,
     text,
     tuple_of,
@@ -249,15 +249,6 @@ def _v1_row_or_none(verdict: BudgetVerdict) -> bool:
     )
 
 
-def _or_blank(check: FieldCheck) -> FieldCheck:
-    """``""`` marks an upstream identity that could not be validated (docs/adr/0003)."""
-
-    def blank_or(value: object) -> Defect | None:
-        return None if type(value) is str and value == "" else check(value)
-
-    return blank_or
-
-
 @dataclasses.dataclass(frozen=True, slots=True)
 class ComputeBudgetDecision(Record):
     """ADR-0227 §5. ``budget_id`` hashes exactly the eleven fields of §7."""
@@ -280,10 +271,10 @@ class ComputeBudgetDecision(Record):
     ID_FIELD: ClassVar = "budget_id"
     SCHEMA: ClassVar = (
         ("budget_id", digest),
-        ("policy_version", _or_blank(version)),
-        ("gate_decision_id", _or_blank(digest)),
-        ("gate_policy_version", _or_blank(version)),
-        ("gate_input_digest", _or_blank(digest)),
+        ("policy_version", or_blank(version)),
+        ("gate_decision_id", or_blank(digest)),
+        ("gate_policy_version", or_blank(version)),
+        ("gate_input_digest", or_blank(digest)),
         ("status", member_of(ComputeBudgetStatus)),
         ("reason_code", code),
         ("max_candidates", non_negative_int),

@@ -477,6 +477,15 @@ def optional(inner: FieldCheck) -> FieldCheck:
     return _accepts(check, f"({{v}} is None or {test})", **names)
 
 
+def or_blank(inner: FieldCheck) -> FieldCheck:
+    """``""`` marks an upstream identity that could not be validated (docs/adr/0003)."""
+
+    def blank_or(value: object) -> Defect | None:
+        return None if type(value) is str and value == "" else inner(value)
+
+    return blank_or
+
+
 MAX_SEQUENCE = 4096
 
 
@@ -1558,8 +1567,32 @@ def refuse(
 # Rebuilding records from their JSON form
 
 
+class DecodeReason(enum.Enum):
+    """Why a decoded JSON value cannot be rebuilt into a record's field."""
+
+    EXPECTED_OBJECT = "expected_object"
+    FIELDS_MISMATCH = "fields_mismatch"
+    NO_UNION_MEMBER_FITS = "no_union_member_fits"
+    EXPECTED_LIST = "expected_list"
+    LENGTH_MISMATCH = "length_mismatch"
+    EXPECTED_ENUM_VALUE = "expected_enum_value"
+    UNKNOWN_ENUM_VALUE = "unknown_enum_value"
+    WRONG_TYPE = "wrong_type"
+    UNSUPPORTED_TYPE = "unsupported_type"
+
+
+class DecodeError(ValueError):
+    """The typed refusal of ``record_from_json``: a JSON value that is not the record's form.
+    ``where`` is the field path (``Record.field[]``); the message is unchanged prose."""
+
+    def __init__(self, reason: DecodeReason, where: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.where = where
+
+
 def _decode_value(hint: Any, value: object, where: str) -> object:
-    """``value`` (decoded JSON) as the type ``hint`` names; ``TypeError`` when it cannot be."""
+    """``value`` (decoded JSON) as the type ``hint`` names; ``DecodeError`` when it cannot be."""
     origin = typing.get_origin(hint)
     if origin in (types.UnionType, typing.Union):
         options = typing.get_args(hint)
@@ -1572,15 +1605,17 @@ def _decode_value(hint: Any, value: object, where: str) -> object:
         for record_type in others:
             if type(value) is dict and getattr(record_type, "ID_FIELD", None) in value:
                 return record_from_json(record_type, value)
-        raise TypeError(f"{where}: no type of {hint} fits")
+        message = f"{where}: no type of {hint} fits"
+        raise DecodeError(DecodeReason.NO_UNION_MEMBER_FITS, where, message)
     if origin is tuple:
         if type(value) is not list:
-            raise TypeError(f"{where}: expected a list")
+            raise DecodeError(DecodeReason.EXPECTED_LIST, where, f"{where}: expected a list")
         args = typing.get_args(hint)
         if len(args) == 2 and args[1] is Ellipsis:
             return tuple(_decode_value(args[0], item, f"{where}[]") for item in value)
         if len(args) != len(value):
-            raise TypeError(f"{where}: expected {len(args)} items")
+            message = f"{where}: expected {len(args)} items"
+            raise DecodeError(DecodeReason.LENGTH_MISMATCH, where, message)
         return tuple(
             _decode_value(a, item, f"{where}[]") for a, item in zip(args, value, strict=True)
         )
@@ -1588,13 +1623,18 @@ def _decode_value(hint: Any, value: object, where: str) -> object:
         return record_from_json(hint, value)
     if isinstance(hint, type) and issubclass(hint, enum.Enum):
         if type(value) is not str:
-            raise TypeError(f"{where}: expected an enum value")
-        return hint(value)
+            message = f"{where}: expected an enum value"
+            raise DecodeError(DecodeReason.EXPECTED_ENUM_VALUE, where, message)
+        try:
+            return hint(value)
+        except ValueError as error:
+            raise DecodeError(DecodeReason.UNKNOWN_ENUM_VALUE, where, str(error)) from None
     if hint in (str, int, bool):
         if type(value) is not hint:
-            raise TypeError(f"{where}: expected {hint.__name__}")
+            message = f"{where}: expected {hint.__name__}"
+            raise DecodeError(DecodeReason.WRONG_TYPE, where, message)
         return value
-    raise TypeError(f"{where}: unsupported type {hint}")
+    raise DecodeError(DecodeReason.UNSUPPORTED_TYPE, where, f"{where}: unsupported type {hint}")
 
 
 _TYPE_HINTS: dict[type, dict[str, Any]] = {}
@@ -1604,20 +1644,22 @@ def record_from_json(record_type: type, value: object) -> Any:
     """Rebuild a record from ``to_json()`` output, validating it on construction.
 
     Exactly the record's fields must be present; enum values must be known; every nested
-    record is rebuilt and validated too. Raises ``TypeError``, ``ValueError`` or
-    ``RecordError``; callers turn them into a typed refusal.
+    record is rebuilt and validated too. Raises ``DecodeError`` or ``RecordError``; callers
+    turn them into a typed refusal.
     """
+    kind = record_type.__name__
     if type(value) is not dict:
-        raise TypeError(f"{record_type.__name__}: expected an object")
+        raise DecodeError(DecodeReason.EXPECTED_OBJECT, kind, f"{kind}: expected an object")
     hints = _TYPE_HINTS.get(record_type)
     if hints is None:
         hints = _TYPE_HINTS[record_type] = typing.get_type_hints(record_type)
     names = [field.name for field in dataclasses.fields(record_type)]
     if set(value) != set(names):
-        raise TypeError(f"{record_type.__name__}: fields {sorted(set(value) ^ set(names))}")
+        message = f"{kind}: fields {sorted(set(value) ^ set(names))}"
+        raise DecodeError(DecodeReason.FIELDS_MISMATCH, kind, message)
     return record_type(
         **{
-            name: _decode_value(hints[name], value[name], f"{record_type.__name__}.{name}")
+            name: _decode_value(hints[name], value[name], f"{kind}.{name}")
             for name in names
         }
     )

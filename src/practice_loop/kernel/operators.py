@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from typing import ClassVar
+from collections.abc import Callable
+from typing import ClassVar, NamedTuple
 
 from .assessment import ContractAssessment
 from .budget import ComputeBudgetDecision, ComputeBudgetStatus
@@ -215,7 +216,7 @@ class OperatorRefusalReason(enum.Enum):
     CUE_NOT_JUSTIFIED = "typed_cue_not_justified"
 
 
-R = OperatorRefusalReason
+_R = OperatorRefusalReason
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -479,20 +480,20 @@ def candidate_operator_input(
 
 # Input defects that are numbered preconditions get the precondition's own reason.
 _INPUT_DEFECT_REASONS = {
-    ("attempt_index", Defect.NEGATIVE_VALUE): R.ATTEMPT_INDEX_NEGATIVE,
-    ("schema_versions", Defect.PAIRS_NOT_SORTED_UNIQUE): R.VERSIONS_NOT_CANONICAL,
-    ("policy_versions", Defect.PAIRS_NOT_SORTED_UNIQUE): R.VERSIONS_NOT_CANONICAL,
-    ("input_digest", Defect.IDENTITY_MISMATCH): R.IDENTITY_MISMATCH,
+    ("attempt_index", Defect.NEGATIVE_VALUE): _R.ATTEMPT_INDEX_NEGATIVE,
+    ("schema_versions", Defect.PAIRS_NOT_SORTED_UNIQUE): _R.VERSIONS_NOT_CANONICAL,
+    ("policy_versions", Defect.PAIRS_NOT_SORTED_UNIQUE): _R.VERSIONS_NOT_CANONICAL,
+    ("input_digest", Defect.IDENTITY_MISMATCH): _R.IDENTITY_MISMATCH,
 }
 
 
-def _records_failure(operator_input: object, records: dict[str, tuple[object, type]]) -> R | None:
+def _records_failure(operator_input: object, records: dict[str, tuple[object, type]]) -> _R | None:
     found = inspect_record(operator_input, CandidateOperatorInput)
     if found is not None:
-        return _INPUT_DEFECT_REASONS.get((found.field, found.defect), R.INPUT_MALFORMED)
+        return _INPUT_DEFECT_REASONS.get((found.field, found.defect), _R.INPUT_MALFORMED)
     for value, record_type in records.values():
         if inspect_record(value, record_type) is not None:
-            return R.RECORD_MALFORMED
+            return _R.RECORD_MALFORMED
     return None
 
 
@@ -512,11 +513,11 @@ def operator_admission_failure(
     gate_reason_code: str,
     budget_status: ComputeBudgetStatus,
     budget_reason_code: str,
-) -> R | None:
+) -> _R | None:
     """ADR-0231 §7.3.7-10: the operator runs only behind a gate eligible for a missing role
     and the budget allowed for it.
 
-    post: __return__ in (None, R.GATE_NOT_ELIGIBLE, R.BUDGET_NOT_ALLOWED)
+    post: __return__ in (None, _R.GATE_NOT_ELIGIBLE, _R.BUDGET_NOT_ALLOWED)
     post: __return__ is not None or gate_status is SearchGateStatus.ELIGIBLE
     post: __return__ is not None or gate_reason_code == "eligible_missing_role"
     post: __return__ is not None or budget_status is ComputeBudgetStatus.BUDGET_ALLOWED
@@ -526,12 +527,12 @@ def operator_admission_failure(
         gate_status is SearchGateStatus.ELIGIBLE
         and gate_reason_code == f"eligible_{ResidualKind.MISSING_ROLE.value}"
     ):
-        return R.GATE_NOT_ELIGIBLE
+        return _R.GATE_NOT_ELIGIBLE
     if not (
         budget_status is ComputeBudgetStatus.BUDGET_ALLOWED
         and budget_reason_code == f"budget_allowed_{ResidualKind.MISSING_ROLE.value}"
     ):
-        return R.BUDGET_NOT_ALLOWED
+        return _R.BUDGET_NOT_ALLOWED
     return None
 
 
@@ -540,7 +541,7 @@ def attempt_charge_failure(
     budget_limits: tuple[int, int, int, int],
     charge: BudgetCharge,
     policy_limits: tuple[int, int, int],
-) -> R | None:
+) -> _R | None:
     """ADR-0231 §7.3.17-20: attempt ``attempt_index`` (the ``attempt_index + 1``-th) fits the
     budget's (max_candidates, max_depth, max_steps, max_parallelism) and the policy's
     (depth, max_attempts_per_run, max_parallelism), every earlier attempt charged too.
@@ -556,146 +557,217 @@ def attempt_charge_failure(
     max_candidates, max_depth, max_steps, max_parallelism = budget_limits
     depth, max_attempts, policy_parallelism = policy_limits
     if attempt_index >= max_candidates:
-        return R.ATTEMPT_INDEX_BEYOND_BUDGET
+        return _R.ATTEMPT_INDEX_BEYOND_BUDGET
     if attempt_index >= max_attempts:
-        return R.ATTEMPT_INDEX_BEYOND_POLICY
+        return _R.ATTEMPT_INDEX_BEYOND_POLICY
     if not (
         (attempt_index + 1) * charge.candidates <= max_candidates
         and depth <= max_depth
         and (attempt_index + 1) * charge.steps <= max_steps
     ):
-        return R.CHARGE_EXCEEDS_BUDGET
+        return _R.CHARGE_EXCEEDS_BUDGET
     if not max_parallelism == policy_parallelism == 1:
-        return R.PARALLELISM_NOT_ONE
+        return _R.PARALLELISM_NOT_ONE
     return None
 
 
-def _first_failed(checks: tuple[tuple[bool, R], ...]) -> R | None:
-    return next((reason for holds, reason in checks if not holds), None)
+class _Chain(NamedTuple):
+    """The validated records one precondition check reads (ADR-0231 §7.2)."""
+
+    operator_input: CandidateOperatorInput
+    policy: CandidateOperatorPolicy
+    frame: ProblemFrame
+    assessment: ContractAssessment
+    residual: ContractResidual
+    gate: SearchGateDecision
+    budget: ComputeBudgetDecision
+    run: OpenedSearchRun
+    operator_set: OperatorSetManifest
 
 
-def _precondition_failure(
-    operator_input: CandidateOperatorInput,
-    policy: CandidateOperatorPolicy,
-    frame: ProblemFrame,
-    assessment: ContractAssessment,
-    residual: ContractResidual,
-    gate: SearchGateDecision,
-    budget: ComputeBudgetDecision,
-    run: OpenedSearchRun,
-    operator_set: OperatorSetManifest,
-) -> R | None:
+def _policy_registered(c: _Chain) -> _R | None:
+    return None if c.policy == MISSING_ROLE_CANDIDATE_POLICY else _R.POLICY_UNSUPPORTED
+
+
+def _policy_version_supported(c: _Chain) -> _R | None:
+    holds = c.operator_input.operator_policy_version == c.policy.operator_policy_version
+    return None if holds else _R.POLICY_UNSUPPORTED
+
+
+def _operator_supported(c: _Chain) -> _R | None:
+    named = (c.operator_input.operator_name, c.operator_input.operator_version)
+    holds = named == (c.policy.operator_name, c.policy.operator_version)
+    return None if holds else _R.OPERATOR_UNSUPPORTED
+
+
+def _one_frame_digest(c: _Chain) -> _R | None:
+    holds = (
+        c.operator_input.problem_frame_digest
+        == problem_frame_digest(c.frame)
+        == c.assessment.problem_frame_digest
+        == c.residual.problem_frame_digest
+        == c.gate.problem_frame_digest
+        == c.run.problem_frame_digest
+    )
+    return None if holds else _R.IDENTITY_MISMATCH
+
+
+def _one_assessment_id(c: _Chain) -> _R | None:
+    holds = (
+        c.operator_input.original_contract_assessment_id
+        == c.assessment.assessment_id
+        == c.residual.contract_assessment_id
+        == c.gate.contract_assessment_id
+        == c.run.contract_assessment_id
+    )
+    return None if holds else _R.IDENTITY_MISMATCH
+
+
+def _one_residual(c: _Chain) -> _R | None:
+    residual_id = c.residual.residual_id
+    holds = c.operator_input.residual_id == residual_id and (
+        c.gate.residual_ids == (residual_id,) == c.run.residual_ids
+    )
+    return None if holds else _R.IDENTITY_MISMATCH
+
+
+def _residual_projects_blocker(c: _Chain) -> _R | None:
+    # The residual is a faithful projection of the assessment's blocker (ADR-0225 via
+    # docs/adr/0001): same code, role and spans, read from the value, no producer called.
+    holds = _residual_matches_blocker(c.residual, c.assessment)
+    return None if holds else _R.IDENTITY_MISMATCH
+
+
+def _input_names_gate_budget_run(c: _Chain) -> _R | None:
+    named = (c.operator_input.search_gate_decision_id, c.operator_input.compute_budget_id)
+    holds = (
+        named == (c.gate.decision_id, c.budget.budget_id)
+        and c.operator_input.geometric_search_run_id == c.run.run_id
+    )
+    return None if holds else _R.IDENTITY_MISMATCH
+
+
+def _residual_kind_supported(c: _Chain) -> _R | None:
+    kind = c.residual.kind.value
+    holds = c.operator_input.residual_kind == kind and kind in c.policy.allowed_residual_kinds
+    return None if holds else _R.RESIDUAL_KIND_UNSUPPORTED
+
+
+def _candidate_organ_supported(c: _Chain) -> _R | None:
+    organ = c.residual.candidate_organ
+    holds = organ in c.policy.allowed_candidate_organs and c.gate.candidate_organ == organ
+    return None if holds else _R.CANDIDATE_ORGAN_UNSUPPORTED
+
+
+def _residual_code_supported(c: _Chain) -> _R | None:
+    holds = c.residual.residual_code in c.policy.allowed_residual_codes
+    return None if holds else _R.RESIDUAL_CODE_UNSUPPORTED
+
+
+def _gate_and_budget_admit(c: _Chain) -> _R | None:
+    # A pure decision over values (docs/contracts.md).
+    return operator_admission_failure(
+        c.gate.status, c.gate.reason_code, c.budget.status, c.budget.reason_code
+    )
+
+
+def _budget_binds_gate(c: _Chain) -> _R | None:
+    holds = c.budget.gate_decision_id == c.gate.decision_id
+    return None if holds else _R.GATE_BUDGET_MISMATCH
+
+
+def _run_binds_gate_and_budget(c: _Chain) -> _R | None:
+    holds = c.run.gate_decision_id == c.gate.decision_id and c.run.budget_id == c.budget.budget_id
+    return None if holds else _R.RUN_MISMATCH
+
+
+def _operator_set_registered(c: _Chain) -> _R | None:
+    run_named = (c.run.operator_set_id, c.run.operator_set_version)
+    input_named = (c.operator_input.operator_set_id, c.operator_input.operator_set_version)
+    recomputed = (operator_set_id(c.operator_set), c.operator_set.operator_set_version)
+    holds = run_named == input_named == recomputed and c.operator_set == CANDIDATE_OPERATOR_SET
+    return None if holds else _R.OPERATOR_SET_MISMATCH
+
+
+def _attempt_fits_charge(c: _Chain) -> _R | None:
+    # A pure decision over values (docs/contracts.md).
+    return attempt_charge_failure(
+        c.operator_input.attempt_index,
+        (c.budget.max_candidates, c.budget.max_depth, c.budget.max_steps, c.budget.max_parallelism),
+        c.policy.budget_charge,
+        (c.policy.depth, c.policy.max_attempts_per_run, c.policy.max_parallelism),
+    )
+
+
+def _residual_has_role_and_spans(c: _Chain) -> _R | None:
+    holds = c.residual.role is not None and bool(c.residual.evidence_spans)
+    return None if holds else _R.RESIDUAL_FIELD_MISSING
+
+
+def _evidence_spans_in_source(c: _Chain) -> _R | None:
+    source = c.frame.source_text
+    holds = all(span_in_source(span, source) for span in c.residual.evidence_spans)
+    return None if holds else _R.EVIDENCE_SPANS_INVALID
+
+
+def _versions_are_own(c: _Chain) -> _R | None:
+    named = (c.operator_input.schema_versions, c.operator_input.policy_versions)
+    return None if named == (SCHEMA_VERSIONS, POLICY_VERSIONS) else _R.IDENTITY_MISMATCH
+
+
+def _cue_present(c: _Chain) -> _R | None:
+    return None if c.frame.cues else _R.CUE_MISSING
+
+
+def _cue_single(c: _Chain) -> _R | None:
+    return None if len(c.frame.cues) < 2 else _R.CUE_AMBIGUOUS
+
+
+def _cue_justified(c: _Chain) -> _R | None:
+    # The cue's span must already be evidence of this residual.
+    holds = c.frame.cues[0].span in c.residual.evidence_spans
+    return None if holds else _R.CUE_NOT_JUSTIFIED
+
+
+# ADR-0231 §7.3 in order, with the identity bindings of §7.2 and §17 where docs/adr/0008
+# puts them; the first check that fails names the refusal.
+_PRECONDITIONS: tuple[Callable[[_Chain], _R | None], ...] = (
+    _policy_registered,  # §7.3.1
+    _policy_version_supported,  # §7.3.1
+    _operator_supported,  # §7.3.2-3
+    _one_frame_digest,  # §7.2, §17 (run identity mismatch)
+    _one_assessment_id,  # §7.2, §17 (run identity mismatch)
+    _one_residual,  # §7.2, §17 (run identity mismatch)
+    _residual_projects_blocker,  # §7.2: typed state, not identities alone
+    _input_names_gate_budget_run,  # §7.2, §17 (run identity mismatch)
+    _residual_kind_supported,  # §7.3.4
+    _candidate_organ_supported,  # §7.3.5
+    _residual_code_supported,  # §7.3.6
+    _gate_and_budget_admit,  # §7.3.7-10
+    _budget_binds_gate,  # §7.3.11
+    _run_binds_gate_and_budget,  # §7.3.12-13
+    _operator_set_registered,  # §7.3.14-15
+    _attempt_fits_charge,  # §7.3.17-20 (§7.3.16 is the input's own validation)
+    _residual_has_role_and_spans,  # §17 (missing residual fields)
+    _evidence_spans_in_source,  # §7.3.21
+    _versions_are_own,  # §7.2, §7.3.22 (canonical order is the input's own validation)
+    _cue_present,  # §6, §17 (missing typed cue)
+    _cue_single,  # §6, §17 (ambiguous typed cue)
+    _cue_justified,  # §6, §13
+)
+
+
+def _precondition_failure(chain: _Chain) -> _R | None:
     """ADR-0231 §7.3, in order, with the identity bindings of §7.2 and §17."""
-    frame_digest = problem_frame_digest(frame)
-    identity_checks: tuple[tuple[bool, R], ...] = (
-        (policy == MISSING_ROLE_CANDIDATE_POLICY, R.POLICY_UNSUPPORTED),
-        (
-            operator_input.operator_policy_version == policy.operator_policy_version,
-            R.POLICY_UNSUPPORTED,
-        ),
-        (
-            (operator_input.operator_name, operator_input.operator_version)
-            == (policy.operator_name, policy.operator_version),
-            R.OPERATOR_UNSUPPORTED,
-        ),
-        (
-            operator_input.problem_frame_digest
-            == frame_digest
-            == assessment.problem_frame_digest
-            == residual.problem_frame_digest
-            == gate.problem_frame_digest
-            == run.problem_frame_digest,
-            R.IDENTITY_MISMATCH,
-        ),
-        (
-            operator_input.original_contract_assessment_id
-            == assessment.assessment_id
-            == residual.contract_assessment_id
-            == gate.contract_assessment_id
-            == run.contract_assessment_id,
-            R.IDENTITY_MISMATCH,
-        ),
-        (
-            operator_input.residual_id == residual.residual_id
-            and gate.residual_ids == (residual.residual_id,) == run.residual_ids,
-            R.IDENTITY_MISMATCH,
-        ),
-        # The residual is a faithful projection of the assessment's blocker (ADR-0225 via
-        # docs/adr/0001): same code, role and spans, read from the value, no producer called.
-        (_residual_matches_blocker(residual, assessment), R.IDENTITY_MISMATCH),
-        (
-            (operator_input.search_gate_decision_id, operator_input.compute_budget_id)
-            == (gate.decision_id, budget.budget_id)
-            and operator_input.geometric_search_run_id == run.run_id,
-            R.IDENTITY_MISMATCH,
-        ),
-        (
-            operator_input.residual_kind == residual.kind.value
-            and residual.kind.value in policy.allowed_residual_kinds,
-            R.RESIDUAL_KIND_UNSUPPORTED,
-        ),
-        (
-            residual.candidate_organ in policy.allowed_candidate_organs
-            and gate.candidate_organ == residual.candidate_organ,
-            R.CANDIDATE_ORGAN_UNSUPPORTED,
-        ),
-        (residual.residual_code in policy.allowed_residual_codes, R.RESIDUAL_CODE_UNSUPPORTED),
-    )
-    binding_checks: tuple[tuple[bool, R], ...] = (
-        (budget.gate_decision_id == gate.decision_id, R.GATE_BUDGET_MISMATCH),
-        (
-            run.gate_decision_id == gate.decision_id and run.budget_id == budget.budget_id,
-            R.RUN_MISMATCH,
-        ),
-        (
-            (run.operator_set_id, run.operator_set_version)
-            == (operator_input.operator_set_id, operator_input.operator_set_version)
-            == (operator_set_id(operator_set), operator_set.operator_set_version)
-            and operator_set == CANDIDATE_OPERATOR_SET,
-            R.OPERATOR_SET_MISMATCH,
-        ),
-    )
-    evidence_checks: tuple[tuple[bool, R], ...] = (
-        (residual.role is not None and bool(residual.evidence_spans), R.RESIDUAL_FIELD_MISSING),
-        (
-            all(span_in_source(span, frame.source_text) for span in residual.evidence_spans),
-            R.EVIDENCE_SPANS_INVALID,
-        ),
-        (
-            (operator_input.schema_versions, operator_input.policy_versions)
-            == (SCHEMA_VERSIONS, POLICY_VERSIONS),
-            R.IDENTITY_MISMATCH,
-        ),
-        (bool(frame.cues), R.CUE_MISSING),
-        (len(frame.cues) < 2, R.CUE_AMBIGUOUS),
-    )
-    # §7.3.7-10 and §7.3.16-20 are pure decisions over values (docs/contracts.md).
-    admission = operator_admission_failure(
-        gate.status, gate.reason_code, budget.status, budget.reason_code
-    )
-    charge = attempt_charge_failure(
-        operator_input.attempt_index,
-        (budget.max_candidates, budget.max_depth, budget.max_steps, budget.max_parallelism),
-        policy.budget_charge,
-        (policy.depth, policy.max_attempts_per_run, policy.max_parallelism),
-    )
-    for failure in (
-        _first_failed(identity_checks),
-        admission,
-        _first_failed(binding_checks),
-        charge,
-        _first_failed(evidence_checks),
-    ):
+    for check in _PRECONDITIONS:
+        failure = check(chain)
         if failure is not None:
             return failure
-    # ADR-0231 §6, §13: the cue's span must already be evidence of this residual.
-    if frame.cues[0].span not in residual.evidence_spans:
-        return R.CUE_NOT_JUSTIFIED
     return None
 
 
 def _refusal(
-    reason: R, operator_input: object, run: object, residual: object
+    reason: _R, operator_input: object, run: object, residual: object
 ) -> CandidateOperatorRefusal:
     input_ok = inspect_record(operator_input, CandidateOperatorInput) is None
     run_ok = inspect_record(run, OpenedSearchRun) is None
@@ -740,15 +812,17 @@ def propose_candidate(
         "policy": (policy, CandidateOperatorPolicy),
     }
     reason = _records_failure(operator_input, records) or _precondition_failure(
-        operator_input,
-        policy,
-        frame,
-        assessment,
-        residual,
-        gate_decision,
-        budget_decision,
-        opened_run,
-        operator_set,
+        _Chain(
+            operator_input,
+            policy,
+            frame,
+            assessment,
+            residual,
+            gate_decision,
+            budget_decision,
+            opened_run,
+            operator_set,
+        )
     )
     if reason is not None:
         return _refusal(reason, operator_input, opened_run, residual)

@@ -20,7 +20,7 @@ import dataclasses
 import enum
 from typing import ClassVar
 
-from .budget import ComputeBudgetDecision, ComputeBudgetStatus
+from .budget import LIMIT_FIELDS, ComputeBudgetDecision, ComputeBudgetStatus
 from .gate import SearchGateDecision, SearchGateStatus
 from .identity import (
     MAX_SAFE_INT,
@@ -39,6 +39,7 @@ from .identity import (
     nested,
     non_negative_int,
     optional,
+    or_blank,
     positive_int,
     remembered,
     spans_check,
@@ -487,10 +488,6 @@ def search_input_for(
 # Outcomes
 
 
-def _version_or_blank(value: object) -> Defect | None:
-    return None if type(value) is str and value == "" else version(value)
-
-
 @dataclasses.dataclass(frozen=True, slots=True)
 class SearchRunRefusal(Record):
     """ADR-0228 §7: fail-closed initialization. Not a run; no attempts; no consumption.
@@ -511,7 +508,7 @@ class SearchRunRefusal(Record):
     ID_FIELD: ClassVar = "outcome_id"
     SCHEMA: ClassVar = (
         ("outcome_id", digest),
-        ("run_policy_version", _version_or_blank),
+        ("run_policy_version", or_blank(version)),
         ("input_digest", optional(digest)),
         ("gate_decision_id", optional(digest)),
         ("budget_id", optional(digest)),
@@ -537,7 +534,8 @@ _RUN_BINDING_FIELDS: tuple[tuple[str, FieldCheck], ...] = (
     ("operator_set_version", version),
     ("input_digest", digest),
 )
-_RUN_COPIED_NAMES = ("run_policy_version", "schema_version") + tuple(
+# The fields a final run copies from the run it opened (ADR-0228 §7; docs/adr/0004).
+RUN_COPIED_FIELDS = ("run_policy_version", "schema_version") + tuple(
     name for name, _ in _RUN_BINDING_FIELDS
 )
 
@@ -692,8 +690,6 @@ SearchRunOutcome = SearchRunRefusal | GeometricSearchRun
 # --------------------------------------------------------------------------------------------
 # Initialization (ADR-0228 §9, §16)
 
-_LIMIT_NAMES = ("max_candidates", "max_depth", "max_steps", "max_parallelism")
-
 
 def _input_failure(search_input: object) -> RunRefusalReason | None:
     if type(search_input) is not GeometricSearchInput:
@@ -726,7 +722,7 @@ def _budget_failure(budget: object) -> RunRefusalReason | None:
     if type(budget) is not ComputeBudgetDecision:
         return RunRefusalReason.BUDGET_MALFORMED
     # Negative limits are named before any other defect: ADR-0228 §16 gives them a row.
-    for name in _LIMIT_NAMES:
+    for name in LIMIT_FIELDS:
         value = getattr(budget, name, None)
         if check_int(value, minimum=-MAX_SAFE_INT) is None and value < 0:  # type: ignore[operator]
             return RunRefusalReason.BUDGET_LIMIT_NEGATIVE
@@ -915,10 +911,10 @@ def open_search_run(
     if reason is not None:
         return _initialization_refusal(reason, search_input, gate_decision, budget_decision)
     common = {
-        name: getattr(search_input, name) for name in _RUN_COPIED_NAMES if name != "input_digest"
+        name: getattr(search_input, name) for name in RUN_COPIED_FIELDS if name != "input_digest"
     }
     common["input_digest"] = search_input.input_digest()
-    ceiling = {name: getattr(budget_decision, name) for name in _LIMIT_NAMES}
+    ceiling = {name: getattr(budget_decision, name) for name in LIMIT_FIELDS}
     if search_input.run_policy_version == GEOMETRIC_SEARCH_RUN_POLICY_VERSION:
         return GeometricSearchRun.sealed(
             **common,
@@ -1080,14 +1076,14 @@ def record_attempts(
             budget_id=opened_run.budget_id,
             detail=f"opened run {opened_run.run_id}",
         )
-    ceiling = {name: getattr(opened_run, name) for name in _LIMIT_NAMES}
+    ceiling = {name: getattr(opened_run, name) for name in LIMIT_FIELDS}
     admitted, stop = admit_within_ceiling(
         tuple((a.budget_charge.candidates, a.budget_charge.steps, a.depth) for a in attempts),
         (ceiling["max_candidates"], ceiling["max_depth"], ceiling["max_steps"]),
     )
     kept = attempts[:admitted]
     disposition, code_ = run_disposition_for(len(kept), stop, bool(operator_set.operators))
-    fields = {name: getattr(opened_run, name) for name in _RUN_COPIED_NAMES}
+    fields = {name: getattr(opened_run, name) for name in RUN_COPIED_FIELDS}
     return GeometricSearchRun.sealed(
         **fields,
         candidate_attempts=kept,

@@ -13,6 +13,7 @@ import dataclasses
 import enum
 import types
 import typing
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from .answer import ANSWER_SCHEMA_VERSION, AnswerRefusal, ProofGatedAnswer, decide_answer
@@ -22,6 +23,7 @@ from .frame import ProblemFrame, problem_frame_digest
 from .gate import SEARCH_GATE_POLICY_VERSION, SearchGateDecision
 from .identity import (
     CanonicalizationError,
+    DecodeError,
     Defect,
     FieldCheck,
     Record,
@@ -54,6 +56,7 @@ from .replay import REPLAY_SCHEMA_VERSION, ReplayRefusal, ReplayResult
 from .residual import ContractResidual
 from .search_run import (
     GEOMETRIC_SEARCH_RUN_V2_POLICY_VERSION,
+    RUN_COPIED_FIELDS,
     CandidateAttempt,
     GeometricSearchInput,
     GeometricSearchRun,
@@ -157,29 +160,44 @@ def _identity_of(record: Any) -> str:
     return getattr(record, type(record).ID_FIELD)
 
 
-def stage_records_of(trace: SealedPracticeTrace) -> tuple[tuple[str, Any], ...]:
+def stage_records(fields: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
     """Each present stage's record under its stage name, in stage order (absent stages are
-    left out): the stages ``stage_digests`` indexes (docs/adr/0007)."""
+    left out), read from a trace's fields: the stages ``stage_digests`` indexes
+    (docs/adr/0007)."""
     stages: list[tuple[str, Any]] = [
-        ("frame", trace.frame),
-        ("assessment", trace.original_assessment),
-        ("proof", trace.direct_proof),
-        *(("residual", residual) for residual in trace.residuals),
-        ("gate", trace.gate_decision),
-        ("budget", trace.budget_decision),
-        ("search_input", trace.search_input),
-        ("opened_run", trace.opened_run),
-        *(("operator", outcome) for outcome in trace.operator_outcomes),
-        ("run", trace.run_outcome),
-        *(("replay", replay) for replay in trace.replays),
-        ("outcome", trace.outcome),
+        ("frame", fields["frame"]),
+        ("assessment", fields["original_assessment"]),
+        ("proof", fields["direct_proof"]),
+        *(("residual", residual) for residual in fields["residuals"]),
+        ("gate", fields["gate_decision"]),
+        ("budget", fields["budget_decision"]),
+        ("search_input", fields["search_input"]),
+        ("opened_run", fields["opened_run"]),
+        *(("operator", outcome) for outcome in fields["operator_outcomes"]),
+        ("run", fields["run_outcome"]),
+        *(("replay", replay) for replay in fields["replays"]),
+        ("outcome", fields["outcome"]),
     ]
     return tuple((stage, record) for stage, record in stages if record is not None)
 
 
-def stage_digests_of(trace: SealedPracticeTrace) -> tuple[tuple[str, str], ...]:
+def stage_digests(fields: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
     """Each present stage's own identity, in stage order (absent stages are left out)."""
-    return tuple((stage, _identity_of(record)) for stage, record in stage_records_of(trace))
+    return tuple((stage, _identity_of(record)) for stage, record in stage_records(fields))
+
+
+def _fields_of(trace: SealedPracticeTrace) -> dict[str, Any]:
+    return {field.name: getattr(trace, field.name) for field in dataclasses.fields(trace)}
+
+
+def stage_records_of(trace: SealedPracticeTrace) -> tuple[tuple[str, Any], ...]:
+    """``stage_records`` of a trace's own fields."""
+    return stage_records(_fields_of(trace))
+
+
+def stage_digests_of(trace: SealedPracticeTrace) -> tuple[tuple[str, str], ...]:
+    """``stage_digests`` of a trace's own fields."""
+    return stage_digests(_fields_of(trace))
 
 
 # Stages a case may not reach: absent, never filled in (ADR-0226 §7G).
@@ -205,10 +223,7 @@ def seal_practice_trace(**records: Any) -> SealedPracticeTrace:
         **records,
         "explanation": getattr(records.get("outcome"), "explanation", ""),
     }
-    unsealed = object.__new__(SealedPracticeTrace)
-    for name, value in fields.items():
-        object.__setattr__(unsealed, name, value)
-    return SealedPracticeTrace.sealed(**fields, stage_digests=stage_digests_of(unsealed))
+    return SealedPracticeTrace.sealed(**fields, stage_digests=stage_digests(fields))
 
 
 # --------------------------------------------------------------------------------------------
@@ -327,20 +342,6 @@ def _search_input_binds(trace: SealedPracticeTrace) -> bool:
     )
 
 
-_RUN_COPIED = (
-    "run_policy_version",
-    "schema_version",
-    "problem_frame_digest",
-    "contract_assessment_id",
-    "residual_ids",
-    "gate_decision_id",
-    "budget_id",
-    "operator_set_id",
-    "operator_set_version",
-    "input_digest",
-)
-
-
 def _run_binds(trace: SealedPracticeTrace) -> bool:
     run, opened, bound = trace.run_outcome, trace.opened_run, trace.search_input
     results = [o for o in trace.operator_outcomes if type(o) is CandidateOperatorResult]
@@ -353,7 +354,7 @@ def _run_binds(trace: SealedPracticeTrace) -> bool:
         and bound is not None
         and opened.input_digest == bound.input_digest()
         and run.opened_run_id == opened.run_id
-        and all(getattr(run, name) == getattr(opened, name) for name in _RUN_COPIED)
+        and all(getattr(run, name) == getattr(opened, name) for name in RUN_COPIED_FIELDS)
         and _without_prose(run.candidate_attempts)
         == _without_prose(tuple(result.candidate_attempt for result in results))
     )
@@ -656,7 +657,7 @@ def load_sealed_trace(data: bytes) -> SealedPracticeTrace | TraceVerification:
         trace = record_from_json(SealedPracticeTrace, payload)
     except RecordError as error:
         return TraceVerification(None, (_failure_of(error.found),))
-    except (CanonicalizationError, TypeError, ValueError) as error:
+    except (CanonicalizationError, DecodeError) as error:
         failure = TraceFailure(TraceFailureCode.UNDECODABLE, "$", str(error)[:200])
         return TraceVerification(None, (failure,))
     if trace.canonical_bytes() != data:
