@@ -551,12 +551,6 @@ class TraceStore:
             ).fetchone()
         return None if row is None else _stored_body(*row)
 
-    def stored_traces(self) -> Iterator[tuple[str, bytes]]:
-        """Every stored trace id with its raw bytes, where they are bytes at all."""
-        for stored in self.stored_bodies():
-            if stored.body is not None:
-                yield stored.trace_id, stored.body
-
     def read_trace(self, trace_id: str) -> SealedPracticeTrace | TraceVerification:
         """The trace, verified on its own (strict decoding, every identity and cross-identity,
         the id it is stored under), or the typed failure that stops it from being served."""

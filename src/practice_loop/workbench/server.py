@@ -141,7 +141,7 @@ class WorkbenchHandler(BaseHTTPRequestHandler):
             return _refused(HTTPStatus.NOT_FOUND, Refusal.NO_SUCH_PAGE, "No such page.")
         trace_id = match.group(1)
         with ReadOnlyTraceStore(self.server.store_path) as store:
-            if trace_id not in store.trace_ids():
+            if store.stored_body(trace_id) is None:  # one indexed lookup, not every id
                 message = "No trace with this id in the store."
                 return _refused(HTTPStatus.NOT_FOUND, Refusal.NO_SUCH_TRACE, message)
             read = check_trace(store, trace_id)
