@@ -36,6 +36,8 @@ from .store import CaseRow, StoreError, StoreProblem, TraceStore
 _MAX_DIGITS = len(str(MAX_SAFE_INT))
 _GOLD_MARKER = "####"
 _GOLD_INTEGER = re.compile(r"-?(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)")
+# A gold answer as the store keeps it: ``str()`` of a safe integer, no separators.
+_STORED_GOLD = re.compile(rf"-?[0-9]{{1,{_MAX_DIGITS}}}")
 
 
 class SkipReason(enum.Enum):
@@ -133,9 +135,10 @@ class RunSummary:
 
 def _bounded_int(text: str) -> int:
     # Length first: ``int()`` of a long literal would meet the interpreter's digit limit.
-    if len(text.lstrip("-")) > _MAX_DIGITS or not -MAX_SAFE_INT <= int(text) <= MAX_SAFE_INT:
+    value = int(text) if len(text.lstrip("-")) <= _MAX_DIGITS else None
+    if value is None or not -MAX_SAFE_INT <= value <= MAX_SAFE_INT:
         raise _LineProblem(SkipReason.INTEGER_OUT_OF_RANGE)
-    return int(text)
+    return value
 
 
 def _refuse_constant(text: str) -> object:
@@ -244,7 +247,7 @@ def is_wrong(row: CaseRow) -> bool:
     integer is unjudged, never wrong."""
     if not row.outcome.startswith("answered") or row.gold is None:
         return False
-    return _GOLD_INTEGER.fullmatch(row.gold) is not None and int(row.gold) != row.value
+    return _STORED_GOLD.fullmatch(row.gold) is not None and int(row.gold) != row.value
 
 
 _CONFLICTS = {

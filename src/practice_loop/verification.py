@@ -24,6 +24,7 @@ from .kernel import (
     TraceFailure,
     TraceFailureCode,
     TraceVerification,
+    load_sealed_trace,
     replay_divergence,
     sealed_trace_bytes,
     verify_sealed_trace,
@@ -222,7 +223,8 @@ def check_trace(store: TraceStore, trace_id: str) -> SealedPracticeTrace | list[
     found = [finding for row in rows for finding in check_case(row, stored)]
     if found:
         return found
-    read = trace_on_its_own(trace_id, stored.body)  # type: ignore[arg-type]
-    if type(read) is TraceVerification:  # bytes equal to the replay's, yet not loadable
+    # Its bytes are the re-run's, which were verified above: decoding them is all that is left.
+    read = load_sealed_trace(stored.body)  # type: ignore[arg-type]
+    if type(read) is TraceVerification:  # bytes equal to the re-run's, yet not loadable
         return [_trace_finding(f"trace {trace_id}", failure) for failure in read.failures]
     return read
