@@ -20,9 +20,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from practice_loop.runner import run_lines
-from practice_loop.store import ReadOnlyTraceStore, TraceStore
-from practice_loop.verification import verify_store
+from practice_loop.product.runner import run_lines
+from practice_loop.product.store import ReadOnlyTraceStore, TraceStore
+from practice_loop.product.verification import verify_store
 
 DEFAULT_GSM8K = Path(__file__).resolve().parents[1].parent / "shared/data/gsm8k/train.jsonl"
 

@@ -17,7 +17,7 @@ import re
 import pytest
 from hypothesis import HealthCheck, settings
 
-from practice_loop.fuzz_database import database_from_environment
+from practice_loop.harness.fuzz_database import database_from_environment
 
 # Every profile starts from Hypothesis's defaults: when CI is set, Hypothesis has already
 # loaded its own derandomized "ci" profile, which profiles would otherwise inherit from.

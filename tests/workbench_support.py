@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from practice_loop.cli import main
-from practice_loop.runner import run_lines
-from practice_loop.store import TraceStore
+from practice_loop.product.runner import run_lines
+from practice_loop.product.store import TraceStore
 from practice_loop.workbench import WorkbenchServer
 
 # A question that would run script twice over if it were ever interpreted as markup.

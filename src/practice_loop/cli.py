@@ -26,9 +26,9 @@ from pathlib import Path
 
 from . import __version__
 from .kernel import SealedPracticeTrace
-from .progress import Progress
-from .runner import RunSummary, count_lines, run_file, run_lines
-from .store import (
+from .product.progress import Progress
+from .product.runner import RunSummary, count_lines, run_file, run_lines
+from .product.store import (
     DEFAULT_STORE,
     DEFAULT_WAIT_SECONDS,
     CaseRow,
@@ -37,7 +37,7 @@ from .store import (
     StoreError,
     TraceStore,
 )
-from .verification import Finding, printable
+from .product.verification import Finding, printable
 
 SAMPLE = "sample.jsonl"
 
@@ -57,14 +57,13 @@ BUILT_IN_COMMANDS = frozenset({"run", "verify", "show"})
 # pay for loading the prover, the fuzz campaign or the Workbench. Module, then the function
 # that adds its commands to the parser.
 EXTENSION_COMMANDS = {
-    "vectors": ("vectors", "add_subcommand"),
-    "gate": ("gate", "add_subcommand"),
+    "vectors": ("harness.vectors", "add_subcommand"),
+    "gate": ("harness.obligation_gate", "add_subcommand"),
     "workbench": ("workbench.server", "add_subcommand"),
-    "fuzz": ("fuzz", "add_subcommand"),
-    "contracts": ("crosshair_lane", "add_subcommands"),
-    "policy-diff": ("crosshair_lane", "add_subcommands"),
-    "prove-policy": ("prove_policy", "add_subcommand"),
-    "compile-kinds": ("kind_compiler", "add_subcommand"),
+    "fuzz": ("harness.fuzz", "add_subcommand"),
+    "contracts": ("harness.crosshair_lane", "add_subcommands"),
+    "policy-diff": ("harness.crosshair_lane", "add_subcommands"),
+    "prove-policy": ("harness.prove_policy", "add_subcommand"),
 }
 _TRACE_ID = re.compile(r"[0-9a-f]{64}")
 
@@ -142,7 +141,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from .verification import verify_store
+    from .product.verification import verify_store
 
     progress = Progress("verify", quiet=args.quiet)
     with ReadOnlyTraceStore(args.store, wait=args.wait) as store:
@@ -164,8 +163,8 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from .render import render_trace
-    from .verification import check_case, check_trace
+    from .product.render import render_trace
+    from .product.verification import check_case, check_trace
 
     with ReadOnlyTraceStore(args.store, wait=args.wait) as store:
         case = store.case(args.id)

@@ -3,9 +3,10 @@
 Families, one module each: ``primitives`` (digests, versions, hostile text, spans),
 ``frames`` (problem frames with knobs), ``chains`` (whole valid chains, a recipe per gate
 reason), ``registration`` (a strategy for every public kernel record, registered with
-``st.register_type_strategy`` through Hypothesis's entry point), ``corruptions`` (the labelled
-corruption catalogue: each entry's clause and exact typed refusal), ``tampering`` (records
-construction would refuse), ``budgets`` (example counts for parametrized properties),
+``st.register_type_strategy`` through Hypothesis's entry point), ``corruptions`` (valid chains
+drawn for the entries of the violation catalogue ``practice_loop.harness.catalogue``: each
+entry's clause and exact typed refusal), ``tampering`` (records construction would refuse, the
+catalogue's forging helpers), ``budgets`` (example counts for parametrized properties),
 ``vocabulary`` (closed name sets the ADRs fix) and ``oracle`` (every identity recomputed from
 the ADR field lists without the kernel's hashing helpers). docs/strategies.md shows how to
 use them.

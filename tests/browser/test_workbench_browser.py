@@ -7,7 +7,7 @@ from __future__ import annotations
 from browser_support import HOSTILE_ID, screenshot
 
 from practice_loop.kernel import SealedPracticeTrace
-from practice_loop.store import ReadOnlyTraceStore
+from practice_loop.product.store import ReadOnlyTraceStore
 from workbench_support import FORGED_CASE, trace_of
 
 

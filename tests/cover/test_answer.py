@@ -16,7 +16,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from practice_loop.examples import direction_unbound, proof_refused, runnable_increase
+from practice_loop.harness.examples import direction_unbound, proof_refused, runnable_increase
 from practice_loop.kernel import (
     ANSWER_SCHEMA_VERSION,
     AnswerPath,

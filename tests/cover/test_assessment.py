@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from practice_loop.examples import shipped_examples
+from practice_loop.harness.examples import shipped_examples
 from practice_loop.kernel import (
     UNARY_DELTA_RELATION,
     AssessmentStatus,

@@ -156,9 +156,9 @@ def test_a_command_imports_only_its_own_module():
     )
     after_run, after_prove, help_text = result.stdout.split("\n", 2)
     assert after_run == "[]"
-    assert after_prove == "['practice_loop.prove_policy']"
+    assert after_prove == "['practice_loop.harness.prove_policy']"
     for command in ["run", "verify", "show", "vectors", "gate", "workbench", "fuzz",
-                    "contracts", "policy-diff", "prove-policy", "compile-kinds"]:
+                    "contracts", "policy-diff", "prove-policy"]:
         assert command in help_text
 
 
@@ -176,7 +176,7 @@ def _sample_store(tmp_path, capsys) -> str:
 @pytest.mark.obligation("LOCAL-0012/exit_codes")
 def test_an_internal_error_is_one_line_naming_its_log(tmp_path, capsys, monkeypatch):
     """docs/adr/0012: exit 3, one line on stderr, the traceback in the file it names."""
-    import practice_loop.runner as runner
+    import practice_loop.product.runner as runner
 
     def broken(*_: object) -> None:
         raise RuntimeError("planted failure")
@@ -195,7 +195,7 @@ def test_an_internal_error_is_one_line_naming_its_log(tmp_path, capsys, monkeypa
 def test_an_interrupted_run_prints_what_it_stored_and_exits_130(tmp_path, capsys, monkeypatch):
     """docs/adr/0012: Ctrl-C keeps every completed case, prints the summary of them, exit 130;
     what it stored verifies."""
-    import practice_loop.runner as runner
+    import practice_loop.product.runner as runner
 
     real = runner.practice_case
     calls = []

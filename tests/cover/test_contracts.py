@@ -24,8 +24,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from practice_loop import crosshair_lane
-from practice_loop.crosshair_lane import (
+from practice_loop.harness import crosshair_lane
+from practice_loop.harness.crosshair_lane import (
     KERNEL_CONTRACT_MODULES,
     ConditionStatus,
     DiffOutcome,

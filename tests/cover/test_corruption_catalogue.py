@@ -1,4 +1,5 @@
-"""The labelled corruption catalogue (``practice_strategies.corruptions``): fail-closed refusal.
+"""The labelled corruption catalogue (``practice_loop.harness.catalogue``, drawn by
+``practice_strategies.corruptions``): fail-closed refusal.
 
 ARCHITECTURE §3 "fail-closed refusal": every labelled corruption gives its typed refusal and
 nothing else. One property per entry (a) draws a valid chain, applies the entry's violation
@@ -20,7 +21,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from practice_loop.examples import direction_unbound
+from practice_loop.harness.examples import direction_unbound
 from practice_loop.kernel import (
     CANDIDATE_OPERATOR_SET,
     GEOMETRIC_SEARCH_RUN_V2_POLICY_VERSION,
@@ -56,7 +57,7 @@ from practice_loop.kernel import (
     propose_candidate,
     record_attempts,
 )
-from practice_loop.kernel.identity import inspect_record
+from practice_loop.kernel.record import inspect_record
 from practice_loop.kernel.search_run import GeometricSearchInput
 from practice_loop.kernel.trace import sealed_trace_bytes
 from practice_strategies import build_chain, eligible_chains, oracle, share
@@ -510,8 +511,8 @@ def test_adr_0231_entries_are_operator_refusals():
             HASHABLE,
             {
                 "identity.canonical_json",
-                "identity.inspect_record",
-                "identity.SourceSpan",
+                "record.inspect_record",
+                "span.SourceSpan",
                 "search_run.open_search_run",
                 "operators.propose_candidate",
                 "trace.load_sealed_trace",

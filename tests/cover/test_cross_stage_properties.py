@@ -25,7 +25,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from practice_loop.examples import shipped_examples
+from practice_loop.harness.examples import shipped_examples
 from practice_loop.kernel import (
     CANDIDATE_OPERATOR_SET,
     EMPTY_OPERATOR_SET,
@@ -85,7 +85,7 @@ from practice_loop.kernel import (
     verify_sealed_trace,
 )
 from practice_loop.kernel.frame import MAX_FRAME_SPANS
-from practice_loop.reader import read_question
+from practice_loop.product.reader import read_question
 from practice_strategies import (
     FRAME_RECIPES,
     build_chain,

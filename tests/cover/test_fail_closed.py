@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from practice_loop.examples import direction_unbound
+from practice_loop.harness.examples import direction_unbound
 from practice_loop.kernel import (
     EMPTY_OPERATOR_SET,
     ComputeBudgetDecision,

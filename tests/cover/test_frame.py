@@ -35,7 +35,7 @@ from practice_loop.kernel import (
     canonical_json,
     problem_frame_digest,
 )
-from practice_loop.kernel.identity import inspect_record
+from practice_loop.kernel.record import inspect_record
 from practice_strategies import (
     ALL_ROLES,
     malformed_versions,

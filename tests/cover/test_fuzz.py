@@ -24,8 +24,8 @@ from hypothesis.database import (
 )
 
 from practice_loop.cli import main
-from practice_loop.fuzz import STOP_GRACE_SECONDS
-from practice_loop.fuzz_database import (
+from practice_loop.harness.fuzz import STOP_GRACE_SECONDS
+from practice_loop.harness.fuzz_database import (
     DATABASE_ENV,
     READ_ONLY_ENV,
     REPLAY_ENV,
@@ -37,7 +37,7 @@ from practice_loop.fuzz_database import (
     database_from_environment,
     parse_database_spec,
 )
-from practice_loop.fuzz_report import (
+from practice_loop.harness.fuzz_report import (
     CampaignReport,
     FailureExample,
     LaneStatus,
@@ -427,7 +427,7 @@ def test_reports_name_every_finding_with_its_reproduction(tmp_path):
     (example,) = planted["examples"]
     assert example["minimal_example"] == failure.example
     assert example["command"] == (
-        "python -m pytest t.py::test_p -p practice_loop.fuzz_plugin "
+        "python -m pytest t.py::test_p -p practice_loop.harness.fuzz_plugin "
         "--hypothesis-profile=nightly --fuzz-reproduce=6.155.2:AAAB"
     )
     (hung,) = tests["t.py::test_h"]["failures"]

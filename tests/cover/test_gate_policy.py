@@ -13,6 +13,7 @@ import contextlib
 import dataclasses
 import hashlib
 import json
+import types
 from collections.abc import Iterator
 from types import SimpleNamespace
 from typing import Any
@@ -96,13 +97,14 @@ V2 = _policy("search_gate.v2", MULTIPLE_RESIDUALS=BLOCKED, RESIDUAL_WITHOUT_EVID
 
 @contextlib.contextmanager
 def registered(policy: SearchGatePolicy) -> Iterator[None]:
-    """``policy`` registered for the block only. Records validated meanwhile stay trusted by
-    the validation memo afterwards, so a test never reuses them once it has left the block."""
-    GATE_POLICIES[policy.version] = policy
+    """``policy`` registered for the block only: the kernel's registry is a read-only
+    mapping, so the test puts a larger one in its place and puts the original back."""
+    original = gate_module.GATE_POLICIES
+    gate_module.GATE_POLICIES = types.MappingProxyType({**original, policy.version: policy})
     try:
         yield
     finally:
-        del GATE_POLICIES[policy.version]
+        gate_module.GATE_POLICIES = original
 
 
 def _refusal(build: Any) -> tuple[str, str, Defect]:

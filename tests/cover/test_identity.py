@@ -35,18 +35,18 @@ from practice_loop.kernel import (
     is_version,
     practice_case,
     sha256_digest,
+    trust_scope,
 )
 from practice_loop.kernel.identity import (
     MAX_DEPTH,
     MAX_NODES,
     MAX_TEXT_LENGTH,
-    Record,
     _nesting_depth,
     check_canonical,
-    inspect_record,
-    refuse,
 )
-from practice_loop.reader import ReaderRefusal, read_question
+from practice_loop.kernel.record import Record, inspect_record
+from practice_loop.kernel.refusal import refuse
+from practice_loop.product.reader import ReaderRefusal, read_question
 from practice_strategies import (
     chains,
     codes,
@@ -857,18 +857,21 @@ def _frames_of_every_kind():
     return st.one_of(chains().map(lambda chain: chain.frame), read)
 
 
-@pytest.mark.obligation("LOCAL-0003/one_encoder", "LOCAL-0003/validation_memo")
+@pytest.mark.obligation("LOCAL-0003/one_encoder", "LOCAL-0013/one_encoder")
 @given(_frames_of_every_kind())
 def test_bytes_built_from_parts_equal_the_encoder(frame):
-    """docs/adr/0003: every record's remembered canonical bytes, built field by field from
-    its nested records' bytes, are exactly ``canonical_json`` of its JSON form, with prose and
-    without; and its identity hashes exactly ``canonical_json(identity_payload())``."""
-    trace = practice_case(frame)
-    for record in _records_in(trace):
-        assert record.canonical_bytes() == canonical_json(record.to_json())
-        assert record.canonical_bytes(drop_explanations=True) == canonical_json(
-            record.to_json(drop_explanations=True)
-        )
-        if type(record).ID_FIELD is not None:
-            expected = hashlib.sha256(canonical_json(record.identity_payload())).hexdigest()
-            assert getattr(record, type(record).ID_FIELD) == expected == record.compute_id()
+    """docs/adr/0013: inside one call, every record's canonical bytes, built field by field
+    from its nested records' bytes, are exactly ``canonical_json`` of its JSON form, with
+    prose and without; and its identity hashes exactly ``canonical_json(identity_payload())``.
+    (Outside a call the bytes come from ``canonical_json`` itself, so the scope is what makes
+    this compare two encoders.)"""
+    with trust_scope():
+        trace = practice_case(frame)
+        for record in _records_in(trace):
+            assert record.canonical_bytes() == canonical_json(record.to_json())
+            assert record.canonical_bytes(drop_explanations=True) == canonical_json(
+                record.to_json(drop_explanations=True)
+            )
+            if type(record).ID_FIELD is not None:
+                expected = hashlib.sha256(canonical_json(record.identity_payload())).hexdigest()
+                assert getattr(record, type(record).ID_FIELD) == expected == record.compute_id()

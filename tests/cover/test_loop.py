@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from practice_loop.examples import shipped_examples
+from practice_loop.harness.examples import shipped_examples
 from practice_loop.kernel import (
     GEOMETRIC_SEARCH_RUN_V2_POLICY_VERSION,
     AnswerPath,
@@ -51,9 +51,9 @@ from practice_loop.kernel import (
     verify_sealed_trace,
 )
 from practice_loop.kernel.frame import MAX_EVIDENCE_CHARS, MAX_FRAME_SPANS, MAX_SOURCE_LENGTH
-from practice_loop.kernel.identity import inspect_record
+from practice_loop.kernel.record import inspect_record
 from practice_loop.kernel.trace import sealed_trace_bytes
-from practice_loop.reader import ReaderRefusal, read_question
+from practice_loop.product.reader import ReaderRefusal, read_question
 from practice_strategies import FRAME_RECIPES, problem_frames, share, tampered
 
 ELIGIBLE_ONE_CUE = {**FRAME_RECIPES[GateReason.ELIGIBLE_MISSING_ROLE], "cue_count": 1}
@@ -292,7 +292,7 @@ def test_practice_case_is_deterministic_and_replays_without_divergence(frame):
     assert first.frame == frame
 
 
-@pytest.mark.obligation("LOCAL-0003/validation_memo")
+@pytest.mark.obligation("LOCAL-0013/trust_scoped")
 def test_a_result_altered_in_place_does_not_change_the_next_case():
     """ADR-0226 §9 (same input, same trace), 0003 validation memo ("it changes no result"):
     a caller altering the assessment of a trace it was given, in place, breaks that trace

@@ -19,7 +19,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import practice_loop.kernel as kernel
-from practice_loop.examples import direction_unbound
+from practice_loop.harness.examples import direction_unbound
 from practice_loop.kernel import (
     CANDIDATE_OPERATOR_POLICY_VERSION,
     CANDIDATE_OPERATOR_SET,
@@ -62,8 +62,8 @@ from practice_loop.kernel import (
     propose_candidate,
     record_attempts,
 )
-from practice_loop.kernel.identity import inspect_record
 from practice_loop.kernel.operators import POLICY_VERSIONS, SCHEMA_VERSIONS
+from practice_loop.kernel.record import inspect_record
 from practice_loop.kernel.search_run import search_input_for
 from practice_strategies import (
     ALL_ROLES,
@@ -1610,7 +1610,7 @@ IN_PLACE: dict[str, tuple[Callable[[dict[str, Any]], None], OperatorRefusalReaso
 }
 
 
-@pytest.mark.obligation("LOCAL-0003/validation_memo")
+@pytest.mark.obligation("LOCAL-0013/trust_scoped")
 @pytest.mark.parametrize("label", sorted(IN_PLACE))
 @share(5)
 @given(ctx=contexts())
@@ -1626,7 +1626,7 @@ def test_records_altered_in_place_after_use_are_refused(label, ctx):
     _assert_refused(propose_candidate(**arguments), reason)
 
 
-@pytest.mark.obligation("LOCAL-0003/validation_memo")
+@pytest.mark.obligation("LOCAL-0013/trust_scoped")
 def test_a_frame_altered_in_place_is_judged_by_its_new_content():
     """ADR-0231 §6, §7.2, §9: the candidate's direction must be the cue of the frame its
     problem_frame_digest names. The shipped frame is used once, then its one cue is flipped

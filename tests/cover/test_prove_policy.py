@@ -13,14 +13,7 @@ from typing import Any
 import pytest
 
 from practice_loop import cli
-from practice_loop.kernel import (
-    COMPUTE_BUDGET_V1,
-    ComputeBudgetStatus,
-    SearchGateStatus,
-    decide_compute_budget,
-)
-from practice_loop.kernel.budget import BUDGET_POLICIES, BudgetReason
-from practice_loop.policy_file import (
+from practice_loop.harness.policy_file import (
     ANY_OTHER_REASON,
     MAX_POLICY_FILE_BYTES,
     POLICY_FILE_FORMAT,
@@ -33,7 +26,7 @@ from practice_loop.policy_file import (
     required_row_keys,
     table_of,
 )
-from practice_loop.prove_policy import (
+from practice_loop.harness.prove_policy import (
     INVARIANTS,
     InvariantStatus,
     _gates,
@@ -41,6 +34,13 @@ from practice_loop.prove_policy import (
     prove,
     table_differences,
 )
+from practice_loop.kernel import (
+    COMPUTE_BUDGET_V1,
+    ComputeBudgetStatus,
+    SearchGateStatus,
+    decide_compute_budget,
+)
+from practice_loop.kernel.budget import BUDGET_POLICIES, BudgetReason
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
 FEW = 30  # generated gates per property: enough to reach every frame-reachable reason

@@ -12,7 +12,7 @@ import practice_loop.kernel as kernel
 from practice_strategies.vocabulary import FORBIDDEN_RUN_FIELDS
 
 EXPECTED_KERNEL_EXPORTS = {
-    # identity
+    # identity, checks, span, refusal
     "MAX_SAFE_INT",
     "CanonicalReason",
     "CanonicalizationError",
@@ -27,6 +27,8 @@ EXPECTED_KERNEL_EXPORTS = {
     "is_digest",
     "is_version",
     "sha256_digest",
+    # record: one call's trust (docs/adr/0013)
+    "trust_scope",
     # frame
     "PROBLEM_FRAME_SCHEMA_VERSION",
     "UNARY_DELTA_ORGAN",

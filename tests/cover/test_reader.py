@@ -1,5 +1,5 @@
 """``read_question``: the deterministic text reader that feeds the ``unary_delta_transition``
-organ (shell code, ``src/practice_loop/reader.py``).
+organ (shell code, ``src/practice_loop/product/reader.py``).
 
 Clauses: ADR-0226 §4 (``wrong_ids == []``: a reader binds roles only where it is sure),
 §8.1 (``assess`` alone judges the frame the reader writes), ADR-0231 §6 (a direction left
@@ -22,8 +22,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 import practice_loop.kernel as kernel_package
-import practice_loop.reader as reader_module
-from practice_loop.examples import shipped_examples
+import practice_loop.product.reader as reader_module
+from practice_loop.harness.examples import shipped_examples
 from practice_loop.kernel import (
     MAX_SAFE_INT,
     AssessmentStatus,
@@ -41,8 +41,8 @@ from practice_loop.kernel import (
     problem_frame_digest,
 )
 from practice_loop.kernel.frame import MAX_FRAME_SPANS
-from practice_loop.kernel.identity import inspect_record
-from practice_loop.reader import (
+from practice_loop.kernel.record import inspect_record
+from practice_loop.product.reader import (
     MAX_QUESTION_LENGTH,
     ReaderRefusal,
     ReaderRefusalReason,
@@ -597,7 +597,7 @@ def test_scanner_shortcuts_find_exactly_what_the_plain_patterns_find(text):
     changes."""
     import re
 
-    from practice_loop import reader
+    from practice_loop.product import reader
 
     def matches(pattern, text):
         return [(m.span(), m.groupdict()) for m in pattern.finditer(text)]
@@ -627,7 +627,7 @@ from practice_loop.kernel import (
     practice_case,
     sealed_trace_bytes,
 )
-from practice_loop.reader import ReaderRefusal, read_question
+from practice_loop.product.reader import ReaderRefusal, read_question
 
 
 def question(count):

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from practice_loop.examples import direction_unbound, runnable_increase
+from practice_loop.harness.examples import direction_unbound, runnable_increase
 from practice_loop.kernel import (
     CANDIDATE_OPERATOR_SET,
     GEOMETRIC_SEARCH_RUN_V2_POLICY_VERSION,

@@ -14,14 +14,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from practice_loop.kernel import MAX_SAFE_INT
-from practice_loop.runner import (
+from practice_loop.product.runner import (
     SkipReason,
     Unjudged,
     gold_answer,
     parse_line,
     run_lines,
 )
-from practice_loop.store import ReadOnlyTraceStore, TraceStore
+from practice_loop.product.store import ReadOnlyTraceStore, TraceStore
 
 QUESTION = "Tom has 3 apples. He buys 2 more apples. How many apples does Tom have now?"
 
@@ -161,7 +161,7 @@ def test_lines_do_not_depend_on_the_interpreters_digit_limit(tmp_path):
     same typed skip or unjudged case, never ``ValueError``."""
     program = f"""
 import json
-from practice_loop.runner import gold_answer, parse_line
+from practice_loop.product.runner import gold_answer, parse_line
 print(json.dumps([
     parse_line(b'{{"question": "x", "n": ' + b"7" * 700 + b'}}').value,
     gold_answer("#### " + "7" * 5001).unjudged.value,

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from practice_loop.examples import direction_unbound
+from practice_loop.harness.examples import direction_unbound
 from practice_loop.kernel import (
     EMPTY_OPERATOR_SET,
     GEOMETRIC_SEARCH_RUN_V2_POLICY_VERSION,

@@ -31,9 +31,9 @@ from typing import Any
 import pytest
 
 from practice_loop.kernel import TraceFailureCode
-from practice_loop.runner import _CONFLICTS, SkipReason, Unjudged
-from practice_loop.store import _MESSAGES, DEFAULT_STORE, StoreProblem
-from practice_loop.verification import CaseProblem
+from practice_loop.product.runner import _CONFLICTS, SkipReason, Unjudged
+from practice_loop.product.store import _MESSAGES, DEFAULT_STORE, StoreProblem
+from practice_loop.product.verification import CaseProblem
 from store_support import immutable
 
 CORPUS_PATH = Path(__file__).resolve().parents[1] / "corpus" / "shell_corpus.json"

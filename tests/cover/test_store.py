@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from practice_loop.examples import shipped_examples
+from practice_loop.harness.examples import shipped_examples
 from practice_loop.kernel import (
     SealedPracticeTrace,
     TraceFailureCode,
@@ -17,7 +17,7 @@ from practice_loop.kernel import (
     canonical_json,
     practice_case,
 )
-from practice_loop.store import CaseRow, StoreError, TraceStore
+from practice_loop.product.store import CaseRow, StoreError, TraceStore
 
 TRACES = [practice_case(example.frame) for example in shipped_examples()]
 
@@ -144,7 +144,7 @@ def test_batch_commits_completed_cases_when_interrupted(tmp_path):
 
 def test_batch_commits_every_batch_cases_and_is_not_reentrant(tmp_path, monkeypatch):
     """Another connection sees a full batch once it is committed, before the batch ends."""
-    import practice_loop.store as store_module
+    import practice_loop.product.store as store_module
 
     monkeypatch.setattr(store_module, "BATCH_CASES", 2)
     path = tmp_path / "s.sqlite"

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from practice_loop.examples import shipped_examples
+from practice_loop.harness.examples import shipped_examples
 from practice_loop.kernel import practice_case
-from practice_loop.store import (
+from practice_loop.product.store import (
     CaseRow,
     ReadOnlyTraceStore,
     StoreError,

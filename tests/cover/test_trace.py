@@ -18,7 +18,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from practice_loop.examples import shipped_examples
+from practice_loop.harness.examples import shipped_examples
 from practice_loop.kernel import (
     ANSWER_SCHEMA_VERSION,
     CANDIDATE_OPERATOR_SET,
@@ -46,8 +46,8 @@ from practice_loop.kernel import (
     canonical_json,
     decide_answer,
     decide_compute_budget,
-    load_sealed_trace,
     is_version,
+    load_sealed_trace,
     open_search_run,
     practice_case,
     replay_candidate,
@@ -55,7 +55,7 @@ from practice_loop.kernel import (
     search_input_for,
     verify_sealed_trace,
 )
-from practice_loop.kernel.identity import Record
+from practice_loop.kernel.record import Record
 from practice_loop.kernel.trace import (
     TRACE_VERSIONS,
     UNDECLARED_VERSION_FIELDS,
@@ -326,7 +326,7 @@ def test_a_broken_direct_proof_is_record_malformed():
     _verified_as(trace, F.RECORD_MALFORMED, "direct_proof")
 
 
-@pytest.mark.obligation("LOCAL-0003/validation_memo", "LOCAL-0007/verify_structure")
+@pytest.mark.obligation("LOCAL-0013/trust_scoped", "LOCAL-0007/verify_structure")
 def test_a_record_altered_in_place_at_depth_is_caught_after_verification():
     """docs/adr/0003 validation memo: verifying once and then altering a record deep inside
     (a replay's proof obligation) in place is still caught; the memo changes no result."""

@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, Phase, find, given, settings
 from hypothesis import strategies as st
 
 import practice_loop.kernel as kernel
-from practice_loop.kernel.identity import Record, inspect_record, record_from_json
+from practice_loop.kernel.record import Record, inspect_record, record_from_json
 from practice_strategies import registration, share
 
 ENTRY_POINT_VALUE = "practice_strategies.registration:_hypothesis_setup_hook"
@@ -154,7 +154,7 @@ FRESH_INTERPRETER = textwrap.dedent(
     from hypothesis import given, settings, strategies as st
 
     from practice_loop.kernel import ComputeBudgetDecision
-    from practice_loop.kernel.identity import inspect_record
+    from practice_loop.kernel.record import inspect_record
 
     print("loaded" if "practice_strategies.registration" in sys.modules else "not loaded")
     if "practice_strategies.registration" in sys.modules:

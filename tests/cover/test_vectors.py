@@ -21,7 +21,23 @@ from typing import Any
 import pytest
 
 import practice_loop.kernel as kernel
-from practice_loop import vectors
+from practice_loop.harness import vectors
+from practice_loop.harness.vectors import (
+    DEFAULT_DIRECTORY,
+    FILES,
+    UNREACHABLE,
+    VECTOR_SCHEMA,
+    WRITE_COMMAND,
+    Drift,
+    add_subcommand,
+    bytes_of,
+    check_vectors,
+    compare_regenerated,
+    main,
+    run_command,
+    value_of,
+    write_vectors,
+)
 from practice_loop.kernel import (
     COMPUTE_BUDGET_V1,
     AnswerRefusalReason,
@@ -44,23 +60,7 @@ from practice_loop.kernel import (
 )
 from practice_loop.kernel import identity as kernel_identity
 from practice_loop.kernel.gate import GATE_STATUS_BY_REASON
-from practice_loop.kernel.identity import Record
-from practice_loop.vectors import (
-    DEFAULT_DIRECTORY,
-    FILES,
-    UNREACHABLE,
-    VECTOR_SCHEMA,
-    WRITE_COMMAND,
-    Drift,
-    add_subcommand,
-    bytes_of,
-    check_vectors,
-    compare_regenerated,
-    main,
-    run_command,
-    value_of,
-    write_vectors,
-)
+from practice_loop.kernel.record import Record
 
 KERNEL_DIR = Path(kernel.__file__).resolve().parent
 
@@ -236,16 +236,11 @@ def _of_kind(kind: type) -> set[tuple[str, int]]:
 
 
 def _planted(plant) -> list[Drift]:
-    """``check_vectors`` with ``plant(monkeypatch)`` in force. The validation memo is emptied
-    before (the result must not depend on what earlier tests left trusted) and after (no
-    record sealed under the plant may outlive it)."""
-    kernel_identity._forget_everything()
-    try:
-        with pytest.MonkeyPatch.context() as monkeypatch:
-            plant(monkeypatch)
-            return check_vectors(DEFAULT_DIRECTORY)
-    finally:
-        kernel_identity._forget_everything()
+    """``check_vectors`` with ``plant(monkeypatch)`` in force (trust is scoped to one kernel
+    call, so nothing sealed under the plant outlives it, and nothing earlier is trusted)."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        plant(monkeypatch)
+        return check_vectors(DEFAULT_DIRECTORY)
 
 
 VALIDITY = ("valid", "refusal", "where", "failures")

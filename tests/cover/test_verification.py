@@ -16,8 +16,8 @@ import pytest
 
 from practice_loop.cli import main
 from practice_loop.kernel import SealedPracticeTrace
-from practice_loop.store import ReadOnlyTraceStore
-from practice_loop.verification import check_trace, verify_store
+from practice_loop.product.store import ReadOnlyTraceStore
+from practice_loop.product.verification import check_trace, verify_store
 from practice_loop.workbench import Outcome, StandingCache
 
 PRACTICE_CASE = "s11"  # answered through practice: "answered through practice: 7 apple"

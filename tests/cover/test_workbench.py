@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 from practice_loop.cli import main
 from practice_loop.kernel import SealedPracticeTrace, SourceSpan
-from practice_loop.store import CaseRow, ReadOnlyTraceStore, StoreError, StoreProblem
+from practice_loop.product.store import CaseRow, ReadOnlyTraceStore, StoreError, StoreProblem
 from practice_loop.workbench import (
     CONTENT_SECURITY_POLICY,
     Outcome,

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from practice_loop.examples import shipped_examples
+from practice_loop.harness.examples import shipped_examples
 from practice_loop.kernel import canonical_json
 from practice_strategies import build_chain, problem_frames, run_outcome
 

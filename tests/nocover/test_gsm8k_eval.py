@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from practice_loop.runner import gold_answer, is_wrong, run_case
+from practice_loop.product.runner import gold_answer, is_wrong, run_case
 
 DEFAULT = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "gsm8k" / "train.jsonl"
 GSM8K = Path(os.environ.get("PRACTICE_LOOP_GSM8K", DEFAULT))

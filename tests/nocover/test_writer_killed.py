@@ -32,7 +32,7 @@ from pathlib import Path
 
 import pytest
 
-from practice_loop.store import BATCH_CASES
+from practice_loop.product.store import BATCH_CASES
 
 STORE = "store.sqlite"
 INPUT = "input.jsonl"

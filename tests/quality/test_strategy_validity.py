@@ -34,8 +34,8 @@ from practice_loop.kernel import (
     is_version,
     verify_sealed_trace,
 )
-from practice_loop.kernel import identity as kernel_identity
-from practice_loop.kernel.identity import inspect_record
+from practice_loop.kernel import checks as kernel_checks
+from practice_loop.kernel.record import inspect_record
 from practice_strategies import (
     FRAME_RECIPES,
     Chain,
@@ -103,14 +103,14 @@ def test_malformed_versions_are_not_versions(value: str) -> None:
 @given(codes)
 def test_codes_are_closed_codes(value: str) -> None:
     """A reason, blocker or obligation code: lowercase snake case (docs/adr/0003)."""
-    assert kernel_identity.code(value) is None
+    assert kernel_checks.code(value) is None
 
 
 @share(4)
 @given(st.one_of(labels, span_texts, source_texts))
 def test_texts_are_non_empty_and_hashable(value: str) -> None:
     """Valid text is hostile but never empty and never holds a lone surrogate."""
-    assert kernel_identity.label(value) is None
+    assert kernel_checks.label(value) is None
     value.encode("utf-8")
 
 
@@ -123,7 +123,7 @@ def test_hostile_characters_encode_as_utf8(value: str) -> None:
 @share(4)
 @given(texts_with_lone_surrogate)
 def test_texts_with_a_lone_surrogate_are_refused_as_text(value: str) -> None:
-    assert kernel_identity.text(value) is Defect.TEXT_LONE_SURROGATE
+    assert kernel_checks.text(value) is Defect.TEXT_LONE_SURROGATE
 
 
 @share(4)

@@ -59,7 +59,7 @@ from practice_loop.kernel import (
     SearchGateStatus,
     SearchRunRefusal,
 )
-from practice_loop.kernel.identity import Record, inspect_record
+from practice_loop.kernel.record import Record, inspect_record
 from practice_strategies import registration
 
 # ------------------------------------------------------------------------------------------

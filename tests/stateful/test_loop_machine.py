@@ -46,7 +46,7 @@ pytestmark = pytest.mark.obligation(
     "ADR-0226/8.9",
     "ADR-0226/9.8",
     "ADR-0226/9.16",
-    "LOCAL-0003/validation_memo",
+    "LOCAL-0013/trust_scoped",
     "LOCAL-0007/verify_structure",
     "LOCAL-0007/cross_identity_table",
     "LOCAL-0007/replay_divergence",

@@ -1,9 +1,11 @@
 """The practice-loop kernel: standard library only, pure, deterministic (ARCHITECTURE §1).
 
-Modules, in their one-way dependency order: ``identity``, ``frame``, ``assessment``,
-``proof``, ``residual``, ``gate``, ``budget``, ``search_run``, ``operators``, ``replay``,
-``answer``, ``trace``, ``loop``. This façade re-exports the public records, closed
-vocabularies and stage functions; ``tests/cover/test_public_api.py`` pins ``__all__`` exactly.
+Modules, in their one-way dependency order: ``identity`` (canonical bytes), ``trust``
+(one call's trust), ``checks`` (field checks), ``record`` (the record base), ``span``, ``refusal``,
+``frame``, ``assessment``, ``proof``, ``residual``, ``gate``, ``budget``, ``search_run``,
+``operators``, ``replay``, ``answer``, ``trace``, ``loop``. This façade re-exports the public
+records, closed vocabularies and stage functions; ``tests/cover/test_public_api.py`` pins
+``__all__`` exactly.
 """
 
 from .answer import (
@@ -33,6 +35,7 @@ from .budget import (
     ComputeBudgetStatus,
     decide_compute_budget,
 )
+from .checks import Defect, RecordDefect, RecordError, is_digest, is_version
 from .frame import (
     PROBLEM_FRAME_SCHEMA_VERSION,
     UNARY_DELTA_ORGAN,
@@ -64,16 +67,8 @@ from .identity import (
     MAX_SAFE_INT,
     CanonicalizationError,
     CanonicalReason,
-    Defect,
-    RecordDefect,
-    RecordError,
-    SourceSpan,
-    Stage,
-    StageRefusal,
     canonical_json,
     decode_canonical,
-    is_digest,
-    is_version,
     sha256_digest,
 )
 from .loop import practice_case, replay_divergence
@@ -94,6 +89,7 @@ from .operators import (
     propose_candidate,
 )
 from .proof import Obligation, ObligationOutcome, ProofRecord, ProofStatus, check_proof
+from .refusal import Stage, StageRefusal
 from .replay import (
     REPLAY_SCHEMA_VERSION,
     ReplayDisposition,
@@ -128,6 +124,7 @@ from .search_run import (
     record_attempts,
     search_input_for,
 )
+from .span import SourceSpan
 from .trace import (
     TRACE_SCHEMA_VERSION,
     SealedPracticeTrace,
@@ -139,9 +136,10 @@ from .trace import (
     sealed_trace_bytes,
     verify_sealed_trace,
 )
+from .trust import trust_scope
 
 __all__ = [
-    # identity
+    # identity, checks, span, refusal
     "MAX_SAFE_INT",
     "CanonicalReason",
     "CanonicalizationError",
@@ -156,6 +154,8 @@ __all__ = [
     "is_digest",
     "is_version",
     "sha256_digest",
+    # record: one call's trust (docs/adr/0013)
+    "trust_scope",
     # frame
     "PROBLEM_FRAME_SCHEMA_VERSION",
     "UNARY_DELTA_ORGAN",

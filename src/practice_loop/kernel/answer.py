@@ -12,17 +12,14 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from typing import ClassVar
+from typing import Annotated, ClassVar
 
 from .assessment import AssessmentStatus, ContractAssessment, assess
-from .frame import ProblemFrame, Role, problem_frame_digest
-from .identity import (
+from .checks import (
     Defect,
-    Record,
     code,
     digest,
     exactly,
-    inspect_record,
     label,
     member_of,
     non_negative_int,
@@ -30,7 +27,9 @@ from .identity import (
     text,
     tuple_of,
 )
+from .frame import ProblemFrame, Role, problem_frame_digest
 from .proof import ProofRecord, ProofStatus, check_proof
+from .record import Record, inspect_record
 from .replay import ReplayDisposition, ReplayRefusal, ReplayResult
 
 ANSWER_SCHEMA_VERSION = "proof_gated_answer.v1"
@@ -56,30 +55,18 @@ class AnswerRefusalReason(enum.Enum):
 class ProofGatedAnswer(Record):
     """A value, its unit, the path that licensed it, and the proof and replays behind it."""
 
-    answer_id: str
-    schema_version: str
-    problem_frame_digest: str
-    original_contract_assessment_id: str
-    path: AnswerPath
-    value: int
-    unit: str
-    proof_id: str
-    replay_ids: tuple[str, ...]
-    explanation: str
+    answer_id: Annotated[str, digest]
+    schema_version: Annotated[str, exactly(ANSWER_SCHEMA_VERSION)]
+    problem_frame_digest: Annotated[str, digest]
+    original_contract_assessment_id: Annotated[str, digest]
+    path: Annotated[AnswerPath, member_of(AnswerPath)]
+    value: Annotated[int, non_negative_int]
+    unit: Annotated[str, label]
+    proof_id: Annotated[str, digest]
+    replay_ids: Annotated[tuple[str, ...], tuple_of(digest)]
+    explanation: Annotated[str, text]
 
     ID_FIELD: ClassVar = "answer_id"
-    SCHEMA: ClassVar = (
-        ("answer_id", digest),
-        ("schema_version", exactly(ANSWER_SCHEMA_VERSION)),
-        ("problem_frame_digest", digest),
-        ("original_contract_assessment_id", digest),
-        ("path", member_of(AnswerPath)),
-        ("value", non_negative_int),
-        ("unit", label),
-        ("proof_id", digest),
-        ("replay_ids", tuple_of(digest)),
-        ("explanation", text),
-    )
 
     def _cross_check(self) -> tuple[str, Defect] | None:
         # A direct answer has no replay behind it; a practice answer has at least one.
@@ -93,22 +80,14 @@ class ProofGatedAnswer(Record):
 class AnswerRefusal(Record):
     """No answer. ``reason_codes[0]`` is why; the original blockers follow when it stands."""
 
-    answer_refusal_id: str
-    schema_version: str
-    problem_frame_digest: str | None
-    original_contract_assessment_id: str | None
-    reason_codes: tuple[str, ...]
-    explanation: str
+    answer_refusal_id: Annotated[str, digest]
+    schema_version: Annotated[str, exactly(ANSWER_SCHEMA_VERSION)]
+    problem_frame_digest: Annotated[str | None, optional(digest)]
+    original_contract_assessment_id: Annotated[str | None, optional(digest)]
+    reason_codes: Annotated[tuple[str, ...], tuple_of(code, non_empty=True)]
+    explanation: Annotated[str, text]
 
     ID_FIELD: ClassVar = "answer_refusal_id"
-    SCHEMA: ClassVar = (
-        ("answer_refusal_id", digest),
-        ("schema_version", exactly(ANSWER_SCHEMA_VERSION)),
-        ("problem_frame_digest", optional(digest)),
-        ("original_contract_assessment_id", optional(digest)),
-        ("reason_codes", tuple_of(code, non_empty=True)),
-        ("explanation", text),
-    )
 
 
 AnswerOutcome = ProofGatedAnswer | AnswerRefusal

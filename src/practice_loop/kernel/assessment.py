@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from typing import ClassVar
+import types
+from typing import Annotated, ClassVar
 
+from .checks import Defect, digest, exactly, member_of, optional, text, tuple_of
 from .frame import (
     UNARY_DELTA_ORGAN,
     UNARY_DELTA_RELATION,
@@ -19,24 +21,10 @@ from .frame import (
     Role,
     problem_frame_digest,
 )
-from .identity import (
-    Defect,
-    Record,
-    SourceSpan,
-    Stage,
-    StageRefusal,
-    digest,
-    exactly,
-    inspect_record,
-    member_of,
-    nested,
-    optional,
-    refuse,
-    remembered,
-    spans_check,
-    text,
-    tuple_of,
-)
+from .record import Record, inspect_record, nested
+from .refusal import Stage, StageRefusal, refuse
+from .span import SourceSpan, spans_check
+from .trust import remembered
 
 ASSESSMENT_SCHEMA_VERSION = "contract_assessment.v1"
 UNARY_DELTA_ORGAN_VERSION = "unary_delta_transition.v1"
@@ -68,28 +56,26 @@ class BlockerCode(enum.Enum):
     UNIT_MISMATCH = "unit_mismatch"
 
 
-_HAZARD_BLOCKERS = {hazard: BlockerCode(f"hazard_{hazard.value}") for hazard in HazardCode}
-_UNBOUND_BLOCKERS = {
-    Role.INITIAL: BlockerCode.INITIAL_UNBOUND,
-    Role.DELTA: BlockerCode.DELTA_UNBOUND,
-    Role.DIRECTION: BlockerCode.DIRECTION_UNBOUND,
-    Role.TARGET: BlockerCode.TARGET_UNBOUND,
-}
+_HAZARD_BLOCKERS = types.MappingProxyType(
+    {hazard: BlockerCode(f"hazard_{hazard.value}") for hazard in HazardCode}
+)
+_UNBOUND_BLOCKERS = types.MappingProxyType(
+    {
+        Role.INITIAL: BlockerCode.INITIAL_UNBOUND,
+        Role.DELTA: BlockerCode.DELTA_UNBOUND,
+        Role.DIRECTION: BlockerCode.DIRECTION_UNBOUND,
+        Role.TARGET: BlockerCode.TARGET_UNBOUND,
+    }
+)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Blocker(Record):
     """One reason for refusal, with the role it concerns and its exact evidence spans."""
 
-    code: BlockerCode
-    role: Role | None
-    evidence_spans: tuple[SourceSpan, ...]
-
-    SCHEMA: ClassVar = (
-        ("code", member_of(BlockerCode)),
-        ("role", optional(member_of(Role))),
-        ("evidence_spans", spans_check),
-    )
+    code: Annotated[BlockerCode, member_of(BlockerCode)]
+    role: Annotated[Role | None, optional(member_of(Role))]
+    evidence_spans: Annotated[tuple[SourceSpan, ...], spans_check]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -100,26 +86,16 @@ class ContractAssessment(Record):
     the gate treats it as unassessable rather than guessing a residual.
     """
 
-    assessment_id: str
-    schema_version: str
-    organ: str
-    organ_version: str
-    problem_frame_digest: str
-    status: AssessmentStatus
-    blockers: tuple[Blocker, ...]
-    explanation: str
+    assessment_id: Annotated[str, digest]
+    schema_version: Annotated[str, exactly(ASSESSMENT_SCHEMA_VERSION)]
+    organ: Annotated[str, exactly(UNARY_DELTA_ORGAN)]
+    organ_version: Annotated[str, exactly(UNARY_DELTA_ORGAN_VERSION)]
+    problem_frame_digest: Annotated[str, digest]
+    status: Annotated[AssessmentStatus, member_of(AssessmentStatus)]
+    blockers: Annotated[tuple[Blocker, ...], tuple_of(nested(Blocker))]
+    explanation: Annotated[str, text]
 
     ID_FIELD: ClassVar = "assessment_id"
-    SCHEMA: ClassVar = (
-        ("assessment_id", digest),
-        ("schema_version", exactly(ASSESSMENT_SCHEMA_VERSION)),
-        ("organ", exactly(UNARY_DELTA_ORGAN)),
-        ("organ_version", exactly(UNARY_DELTA_ORGAN_VERSION)),
-        ("problem_frame_digest", digest),
-        ("status", member_of(AssessmentStatus)),
-        ("blockers", tuple_of(nested(Blocker))),
-        ("explanation", text),
-    )
 
     def _cross_check(self) -> tuple[str, Defect] | None:
         if self.status is AssessmentStatus.RUNNABLE and self.blockers:

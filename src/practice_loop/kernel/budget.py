@@ -10,27 +10,25 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import types
 from collections.abc import Mapping
-from typing import ClassVar
+from typing import Annotated, ClassVar
 
-from .gate import SearchGateDecision, SearchGateStatus
-from .identity import (
+from .checks import (
     Defect,
-    Record,
-    SourceSpan,
     code,
     digest,
-    inspect_record,
     member_of,
-    nested,
     non_negative_int,
     optional,
     or_blank,
-    spans_check,
     text,
     tuple_of,
     version,
 )
+from .gate import SearchGateDecision, SearchGateStatus
+from .record import Record, inspect_record, nested
+from .span import SourceSpan, spans_check
 
 COMPUTE_BUDGET_POLICY_VERSION = "compute_budget.v1"
 
@@ -55,23 +53,23 @@ class BudgetReason(enum.Enum):
     POLICY_UNSUPPORTED = "budget_unassessable_policy_unsupported"
 
 
-_BLOCKED_BY_GATE_STATUS = {
-    SearchGateStatus.INELIGIBLE: BudgetReason.BLOCKED_GATE_INELIGIBLE,
-    SearchGateStatus.BLOCKED: BudgetReason.BLOCKED_GATE_BLOCKED,
-    SearchGateStatus.UNASSESSABLE: BudgetReason.BLOCKED_GATE_UNASSESSABLE,
-}
+_BLOCKED_BY_GATE_STATUS = types.MappingProxyType(
+    {
+        SearchGateStatus.INELIGIBLE: BudgetReason.BLOCKED_GATE_INELIGIBLE,
+        SearchGateStatus.BLOCKED: BudgetReason.BLOCKED_GATE_BLOCKED,
+        SearchGateStatus.UNASSESSABLE: BudgetReason.BLOCKED_GATE_UNASSESSABLE,
+    }
+)
 
 LIMIT_FIELDS = ("max_candidates", "max_depth", "max_steps", "max_parallelism")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class BudgetLimits(Record):
-    max_candidates: int
-    max_depth: int
-    max_steps: int
-    max_parallelism: int
-
-    SCHEMA: ClassVar = tuple((name, non_negative_int) for name in LIMIT_FIELDS)
+    max_candidates: Annotated[int, non_negative_int]
+    max_depth: Annotated[int, non_negative_int]
+    max_steps: Annotated[int, non_negative_int]
+    max_parallelism: Annotated[int, non_negative_int]
 
     def all_zero(self) -> bool:
         return not any(getattr(self, name) for name in LIMIT_FIELDS)
@@ -88,17 +86,10 @@ class BudgetPolicyRow(Record):
     parallelism exactly 1 (ADR-0227 §8), or ``BUDGET_ZERO`` with every limit zero.
     """
 
-    gate_reason_code: str
-    status: ComputeBudgetStatus
-    reason_code: str
-    limits: BudgetLimits
-
-    SCHEMA: ClassVar = (
-        ("gate_reason_code", code),
-        ("status", member_of(ComputeBudgetStatus)),
-        ("reason_code", code),
-        ("limits", nested(BudgetLimits)),
-    )
+    gate_reason_code: Annotated[str, code]
+    status: Annotated[ComputeBudgetStatus, member_of(ComputeBudgetStatus)]
+    reason_code: Annotated[str, code]
+    limits: Annotated[BudgetLimits, nested(BudgetLimits)]
 
     def _cross_check(self) -> tuple[str, Defect] | None:
         if not self.gate_reason_code.startswith("eligible_"):
@@ -119,10 +110,8 @@ class ComputeBudgetPolicy(Record):
     rows for a denied gate and for an unknown reason are fixed by ADR-0227 §8 (every limit
     zero), so no table carries them. Its identity is ``policy_id``."""
 
-    version: str
-    rows: tuple[BudgetPolicyRow, ...]
-
-    SCHEMA: ClassVar = (("version", version), ("rows", tuple_of(nested(BudgetPolicyRow))))
+    version: Annotated[str, version]
+    rows: Annotated[tuple[BudgetPolicyRow, ...], tuple_of(nested(BudgetPolicyRow))]
 
     def _cross_check(self) -> tuple[str, Defect] | None:
         reasons = [row.gate_reason_code for row in self.rows]
@@ -165,7 +154,9 @@ COMPUTE_BUDGET_V1 = ComputeBudgetPolicy(
 )
 
 # The versions this kernel knows; a policy is honoured only when it is the registered value.
-BUDGET_POLICIES: dict[str, ComputeBudgetPolicy] = {COMPUTE_BUDGET_POLICY_VERSION: COMPUTE_BUDGET_V1}
+BUDGET_POLICIES: Mapping[str, ComputeBudgetPolicy] = types.MappingProxyType(
+    {COMPUTE_BUDGET_POLICY_VERSION: COMPUTE_BUDGET_V1}
+)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -173,15 +164,9 @@ class BudgetVerdict(Record):
     """What a budget table grants a validated gate decision, before any record is sealed:
     the status, the reason code and the limits (ADR-0227 §4, §8)."""
 
-    status: ComputeBudgetStatus
-    reason_code: str
-    limits: BudgetLimits
-
-    SCHEMA: ClassVar = (
-        ("status", member_of(ComputeBudgetStatus)),
-        ("reason_code", code),
-        ("limits", nested(BudgetLimits)),
-    )
+    status: Annotated[ComputeBudgetStatus, member_of(ComputeBudgetStatus)]
+    reason_code: Annotated[str, code]
+    limits: Annotated[BudgetLimits, nested(BudgetLimits)]
 
 
 def budget_verdict(
@@ -253,38 +238,22 @@ def _v1_row_or_none(verdict: BudgetVerdict) -> bool:
 class ComputeBudgetDecision(Record):
     """ADR-0227 §5. ``budget_id`` hashes exactly the eleven fields of §7."""
 
-    budget_id: str
-    policy_version: str
-    gate_decision_id: str
-    gate_policy_version: str
-    gate_input_digest: str
-    status: ComputeBudgetStatus
-    reason_code: str
-    max_candidates: int
-    max_depth: int
-    max_steps: int
-    max_wallclock_ms: int | None
-    max_parallelism: int
-    evidence_spans: tuple[SourceSpan, ...]
-    explanation: str
+    budget_id: Annotated[str, digest]
+    policy_version: Annotated[str, or_blank(version)]
+    gate_decision_id: Annotated[str, or_blank(digest)]
+    gate_policy_version: Annotated[str, or_blank(version)]
+    gate_input_digest: Annotated[str, or_blank(digest)]
+    status: Annotated[ComputeBudgetStatus, member_of(ComputeBudgetStatus)]
+    reason_code: Annotated[str, code]
+    max_candidates: Annotated[int, non_negative_int]
+    max_depth: Annotated[int, non_negative_int]
+    max_steps: Annotated[int, non_negative_int]
+    max_wallclock_ms: Annotated[int | None, optional(non_negative_int)]
+    max_parallelism: Annotated[int, non_negative_int]
+    evidence_spans: Annotated[tuple[SourceSpan, ...], spans_check]
+    explanation: Annotated[str, text]
 
     ID_FIELD: ClassVar = "budget_id"
-    SCHEMA: ClassVar = (
-        ("budget_id", digest),
-        ("policy_version", or_blank(version)),
-        ("gate_decision_id", or_blank(digest)),
-        ("gate_policy_version", or_blank(version)),
-        ("gate_input_digest", or_blank(digest)),
-        ("status", member_of(ComputeBudgetStatus)),
-        ("reason_code", code),
-        ("max_candidates", non_negative_int),
-        ("max_depth", non_negative_int),
-        ("max_steps", non_negative_int),
-        ("max_wallclock_ms", optional(non_negative_int)),
-        ("max_parallelism", non_negative_int),
-        ("evidence_spans", spans_check),
-        ("explanation", text),
-    )
 
     def _cross_check(self) -> tuple[str, Defect] | None:
         blanks = (self.policy_version, self.gate_decision_id, self.gate_policy_version)

@@ -9,26 +9,22 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from typing import ClassVar
+from typing import Annotated
 
-from .identity import (
+from .checks import (
     Defect,
-    Record,
-    SourceSpan,
     code,
     exactly,
     label,
     member_of,
-    nested,
     non_negative_int,
     optional,
-    remembered,
-    span_check,
-    span_in_source,
-    spans_check,
     text,
     tuple_of,
 )
+from .record import Record, nested
+from .span import SourceSpan, span_check, span_in_source, spans_check
+from .trust import remembered
 
 PROBLEM_FRAME_SCHEMA_VERSION = "problem_frame.v1"
 UNARY_DELTA_ORGAN = "unary_delta_transition"
@@ -73,50 +69,36 @@ class HazardCode(enum.Enum):
 class QuantityFact(Record):
     """One quantity read from the text: an exact non-negative integer with unit and entity."""
 
-    fact_id: str
-    value: int
-    unit: str
-    entity: str
-    span: SourceSpan
-
-    SCHEMA: ClassVar = (
-        ("fact_id", code),
-        ("value", non_negative_int),
-        ("unit", label),
-        ("entity", label),
-        ("span", span_check),
-    )
+    fact_id: Annotated[str, code]
+    value: Annotated[int, non_negative_int]
+    unit: Annotated[str, label]
+    entity: Annotated[str, label]
+    span: Annotated[SourceSpan, span_check]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class GroundedUnaryDeltaCue(Record):
     """A typed direction with the exact span of the words that ground it (ADR-0231 §6)."""
 
-    direction: Direction
-    span: SourceSpan
-
-    SCHEMA: ClassVar = (("direction", member_of(Direction)), ("span", span_check))
+    direction: Annotated[Direction, member_of(Direction)]
+    span: Annotated[SourceSpan, span_check]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class QuestionTarget(Record):
     """What the question asks for: the entity and unit of the result."""
 
-    entity: str
-    unit: str
-    span: SourceSpan
-
-    SCHEMA: ClassVar = (("entity", label), ("unit", label), ("span", span_check))
+    entity: Annotated[str, label]
+    unit: Annotated[str, label]
+    span: Annotated[SourceSpan, span_check]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class FrameHazard(Record):
     """A hazard the reader found, with the spans that show it."""
 
-    code: HazardCode
-    evidence_spans: tuple[SourceSpan, ...]
-
-    SCHEMA: ClassVar = (("code", member_of(HazardCode)), ("evidence_spans", spans_check))
+    code: Annotated[HazardCode, member_of(HazardCode)]
+    evidence_spans: Annotated[tuple[SourceSpan, ...], spans_check]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -127,17 +109,10 @@ class RoleBinding(Record):
     binds the question target. Exactly the field its role needs is set.
     """
 
-    role: Role
-    fact_id: str | None
-    direction: Direction | None
-    evidence_spans: tuple[SourceSpan, ...]
-
-    SCHEMA: ClassVar = (
-        ("role", member_of(Role)),
-        ("fact_id", optional(code)),
-        ("direction", optional(member_of(Direction))),
-        ("evidence_spans", tuple_of(span_check, non_empty=True)),
-    )
+    role: Annotated[Role, member_of(Role)]
+    fact_id: Annotated[str | None, optional(code)]
+    direction: Annotated[Direction | None, optional(member_of(Direction))]
+    evidence_spans: Annotated[tuple[SourceSpan, ...], tuple_of(span_check, non_empty=True)]
 
     def _cross_check(self) -> tuple[str, Defect] | None:
         needs_fact = self.role in (Role.INITIAL, Role.DELTA)
@@ -153,13 +128,8 @@ class RoleBinding(Record):
 class StateChangeProposal(Record):
     """A construction hypothesis: a relation with its role bindings, each role at most once."""
 
-    relation_type: str
-    bindings: tuple[RoleBinding, ...]
-
-    SCHEMA: ClassVar = (
-        ("relation_type", label),
-        ("bindings", tuple_of(nested(RoleBinding))),
-    )
+    relation_type: Annotated[str, label]
+    bindings: Annotated[tuple[RoleBinding, ...], tuple_of(nested(RoleBinding))]
 
     def _cross_check(self) -> tuple[str, Defect] | None:
         roles = [binding.role for binding in self.bindings]
@@ -183,25 +153,14 @@ class ProblemFrame(Record):
     source text at its offsets.
     """
 
-    schema_version: str
-    organ: str
-    source_text: str
-    facts: tuple[QuantityFact, ...]
-    cues: tuple[GroundedUnaryDeltaCue, ...]
-    proposals: tuple[StateChangeProposal, ...]
-    target: QuestionTarget | None
-    hazards: tuple[FrameHazard, ...]
-
-    SCHEMA: ClassVar = (
-        ("schema_version", exactly(PROBLEM_FRAME_SCHEMA_VERSION)),
-        ("organ", exactly(UNARY_DELTA_ORGAN)),
-        ("source_text", text),
-        ("facts", tuple_of(nested(QuantityFact))),
-        ("cues", tuple_of(nested(GroundedUnaryDeltaCue))),
-        ("proposals", tuple_of(nested(StateChangeProposal))),
-        ("target", optional(nested(QuestionTarget))),
-        ("hazards", tuple_of(nested(FrameHazard))),
-    )
+    schema_version: Annotated[str, exactly(PROBLEM_FRAME_SCHEMA_VERSION)]
+    organ: Annotated[str, exactly(UNARY_DELTA_ORGAN)]
+    source_text: Annotated[str, text]
+    facts: Annotated[tuple[QuantityFact, ...], tuple_of(nested(QuantityFact))]
+    cues: Annotated[tuple[GroundedUnaryDeltaCue, ...], tuple_of(nested(GroundedUnaryDeltaCue))]
+    proposals: Annotated[tuple[StateChangeProposal, ...], tuple_of(nested(StateChangeProposal))]
+    target: Annotated[QuestionTarget | None, optional(nested(QuestionTarget))]
+    hazards: Annotated[tuple[FrameHazard, ...], tuple_of(nested(FrameHazard))]
 
     def _cross_check(self) -> tuple[str, Defect] | None:
         fact_ids = [fact.fact_id for fact in self.facts]

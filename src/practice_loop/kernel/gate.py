@@ -15,29 +15,28 @@ from __future__ import annotations
 import dataclasses
 import enum
 import hashlib
-from typing import ClassVar
+import types
+from collections.abc import Mapping
+from typing import Annotated, ClassVar
 
 from .assessment import AssessmentStatus, ContractAssessment
-from .identity import (
+from .checks import (
     Defect,
-    Record,
     RecordDefect,
-    SourceSpan,
     code,
     digest,
-    inspect_record,
     is_digest,
     is_version,
     member_of,
-    nested,
     optional,
-    sha256_digest,
-    spans_check,
     text,
     tuple_of,
     version,
 )
+from .identity import sha256_digest
+from .record import Record, inspect_record, nested
 from .residual import ContractResidual, ResidualKind, project_residuals
+from .span import SourceSpan, spans_check
 
 SEARCH_GATE_POLICY_VERSION = "search_gate.v1"
 GATE_INPUT_SCHEMA_VERSION = "search_gate_input.v1"
@@ -71,31 +70,35 @@ class GateReason(enum.Enum):
 # search_gate.v1's tables, written out as docs/adr/0002 gives them; ``SEARCH_GATE_V1`` is built
 # from them and the decision reads the policy value, never these. First, the status each
 # reason carries, in rule order.
-GATE_STATUS_BY_REASON: dict[GateReason, SearchGateStatus] = {
-    GateReason.POLICY_UNSUPPORTED: SearchGateStatus.UNASSESSABLE,
-    GateReason.ASSESSMENT_MALFORMED: SearchGateStatus.UNASSESSABLE,
-    GateReason.RESIDUALS_MALFORMED: SearchGateStatus.UNASSESSABLE,
-    GateReason.RESIDUAL_CONTEXT_MISMATCH: SearchGateStatus.UNASSESSABLE,
-    GateReason.ASSESSMENT_RUNNABLE: SearchGateStatus.BLOCKED,
-    GateReason.NO_RESIDUAL: SearchGateStatus.UNASSESSABLE,
-    GateReason.UNCLASSIFIED_RESIDUAL: SearchGateStatus.INELIGIBLE,
-    GateReason.MULTIPLE_RESIDUALS: SearchGateStatus.INELIGIBLE,
-    GateReason.RESIDUAL_WITHOUT_EVIDENCE: SearchGateStatus.BLOCKED,
-    GateReason.ELIGIBLE_MISSING_ROLE: SearchGateStatus.ELIGIBLE,
-    GateReason.ELIGIBLE_MISSING_RELATION: SearchGateStatus.ELIGIBLE,
-    GateReason.ELIGIBLE_MISSING_PROPOSAL: SearchGateStatus.ELIGIBLE,
-    GateReason.ELIGIBLE_TARGET_UNBOUND: SearchGateStatus.ELIGIBLE,
-}
+GATE_STATUS_BY_REASON: Mapping[GateReason, SearchGateStatus] = types.MappingProxyType(
+    {
+        GateReason.POLICY_UNSUPPORTED: SearchGateStatus.UNASSESSABLE,
+        GateReason.ASSESSMENT_MALFORMED: SearchGateStatus.UNASSESSABLE,
+        GateReason.RESIDUALS_MALFORMED: SearchGateStatus.UNASSESSABLE,
+        GateReason.RESIDUAL_CONTEXT_MISMATCH: SearchGateStatus.UNASSESSABLE,
+        GateReason.ASSESSMENT_RUNNABLE: SearchGateStatus.BLOCKED,
+        GateReason.NO_RESIDUAL: SearchGateStatus.UNASSESSABLE,
+        GateReason.UNCLASSIFIED_RESIDUAL: SearchGateStatus.INELIGIBLE,
+        GateReason.MULTIPLE_RESIDUALS: SearchGateStatus.INELIGIBLE,
+        GateReason.RESIDUAL_WITHOUT_EVIDENCE: SearchGateStatus.BLOCKED,
+        GateReason.ELIGIBLE_MISSING_ROLE: SearchGateStatus.ELIGIBLE,
+        GateReason.ELIGIBLE_MISSING_RELATION: SearchGateStatus.ELIGIBLE,
+        GateReason.ELIGIBLE_MISSING_PROPOSAL: SearchGateStatus.ELIGIBLE,
+        GateReason.ELIGIBLE_TARGET_UNBOUND: SearchGateStatus.ELIGIBLE,
+    }
+)
 
-_REASON_BY_VALUE = {reason.value: reason for reason in GateReason}
+_REASON_BY_VALUE = types.MappingProxyType({reason.value: reason for reason in GateReason})
 
 # Then the reason a single residual of each searchable kind is given.
-ELIGIBLE_REASON_BY_KIND: dict[ResidualKind, GateReason] = {
-    ResidualKind.MISSING_ROLE: GateReason.ELIGIBLE_MISSING_ROLE,
-    ResidualKind.MISSING_RELATION: GateReason.ELIGIBLE_MISSING_RELATION,
-    ResidualKind.MISSING_PROPOSAL: GateReason.ELIGIBLE_MISSING_PROPOSAL,
-    ResidualKind.TARGET_UNBOUND: GateReason.ELIGIBLE_TARGET_UNBOUND,
-}
+ELIGIBLE_REASON_BY_KIND: Mapping[ResidualKind, GateReason] = types.MappingProxyType(
+    {
+        ResidualKind.MISSING_ROLE: GateReason.ELIGIBLE_MISSING_ROLE,
+        ResidualKind.MISSING_RELATION: GateReason.ELIGIBLE_MISSING_RELATION,
+        ResidualKind.MISSING_PROPOSAL: GateReason.ELIGIBLE_MISSING_PROPOSAL,
+        ResidualKind.TARGET_UNBOUND: GateReason.ELIGIBLE_TARGET_UNBOUND,
+    }
+)
 
 # The reasons that answer for input the gate could not assess: ADR-0227 §4-§5 and
 # docs/adr/0002 make UNASSESSABLE the fail-closed answer, so no policy may give them another.
@@ -115,13 +118,8 @@ SEARCHABLE_KINDS = tuple(kind for kind in ResidualKind if kind is not ResidualKi
 class GateReasonStatus(Record):
     """One row of a gate policy's status table: a reason and the status it carries."""
 
-    reason: GateReason
-    status: SearchGateStatus
-
-    SCHEMA: ClassVar = (
-        ("reason", member_of(GateReason)),
-        ("status", member_of(SearchGateStatus)),
-    )
+    reason: Annotated[GateReason, member_of(GateReason)]
+    status: Annotated[SearchGateStatus, member_of(SearchGateStatus)]
 
     def _cross_check(self) -> tuple[str, Defect] | None:
         # ADR-0226 §7B, docs/adr/0002 rule 9: a reason is eligible exactly when its code
@@ -139,13 +137,8 @@ class GateReasonStatus(Record):
 class EligibleReasonRow(Record):
     """One row of a gate policy's kind table: a searchable residual kind and its reason."""
 
-    kind: ResidualKind
-    reason: GateReason
-
-    SCHEMA: ClassVar = (
-        ("kind", member_of(ResidualKind)),
-        ("reason", member_of(GateReason)),
-    )
+    kind: Annotated[ResidualKind, member_of(ResidualKind)]
+    reason: Annotated[GateReason, member_of(GateReason)]
 
     def _cross_check(self) -> tuple[str, Defect] | None:
         # docs/adr/0001: an unclassified residual is never searchable.
@@ -164,15 +157,9 @@ class SearchGatePolicy(Record):
     and every searchable ``ResidualKind`` once, in enum order, with its eligible reason.
     Its identity is ``policy_id``."""
 
-    version: str
-    reason_statuses: tuple[GateReasonStatus, ...]
-    eligible_reasons: tuple[EligibleReasonRow, ...]
-
-    SCHEMA: ClassVar = (
-        ("version", version),
-        ("reason_statuses", tuple_of(nested(GateReasonStatus))),
-        ("eligible_reasons", tuple_of(nested(EligibleReasonRow))),
-    )
+    version: Annotated[str, version]
+    reason_statuses: Annotated[tuple[GateReasonStatus, ...], tuple_of(nested(GateReasonStatus))]
+    eligible_reasons: Annotated[tuple[EligibleReasonRow, ...], tuple_of(nested(EligibleReasonRow))]
 
     def _cross_check(self) -> tuple[str, Defect] | None:
         # One fixed order per table, so that equal tables have one canonical form and one id.
@@ -214,7 +201,9 @@ SEARCH_GATE_V1 = SearchGatePolicy(
 
 # The versions this kernel knows; a policy is honoured only when it is the registered value,
 # and a decision validates only under a registered version.
-GATE_POLICIES: dict[str, SearchGatePolicy] = {SEARCH_GATE_POLICY_VERSION: SEARCH_GATE_V1}
+GATE_POLICIES: Mapping[str, SearchGatePolicy] = types.MappingProxyType(
+    {SEARCH_GATE_POLICY_VERSION: SEARCH_GATE_V1}
+)
 
 
 def registered_gate_policy(policy: object) -> bool:
@@ -244,32 +233,19 @@ class SearchGateDecision(Record):
     when the assessment could not be validated.
     """
 
-    decision_id: str
-    policy_version: str
-    input_digest: str
-    status: SearchGateStatus
-    reason_code: str
-    problem_frame_digest: str | None
-    contract_assessment_id: str | None
-    residual_ids: tuple[str, ...]
-    candidate_organ: str | None
-    evidence_spans: tuple[SourceSpan, ...]
-    explanation: str
+    decision_id: Annotated[str, digest]
+    policy_version: Annotated[str, _registered_version]
+    input_digest: Annotated[str, digest]
+    status: Annotated[SearchGateStatus, member_of(SearchGateStatus)]
+    reason_code: Annotated[str, code]
+    problem_frame_digest: Annotated[str | None, optional(digest)]
+    contract_assessment_id: Annotated[str | None, optional(digest)]
+    residual_ids: Annotated[tuple[str, ...], tuple_of(digest)]
+    candidate_organ: Annotated[str | None, optional(code)]
+    evidence_spans: Annotated[tuple[SourceSpan, ...], spans_check]
+    explanation: Annotated[str, text]
 
     ID_FIELD: ClassVar = "decision_id"
-    SCHEMA: ClassVar = (
-        ("decision_id", digest),
-        ("policy_version", _registered_version),
-        ("input_digest", digest),
-        ("status", member_of(SearchGateStatus)),
-        ("reason_code", code),
-        ("problem_frame_digest", optional(digest)),
-        ("contract_assessment_id", optional(digest)),
-        ("residual_ids", tuple_of(digest)),
-        ("candidate_organ", optional(code)),
-        ("evidence_spans", spans_check),
-        ("explanation", text),
-    )
 
     def _cross_check(self) -> tuple[str, Defect] | None:
         # A well-formed reason this policy does not know stays representable: ADR-0227 §8

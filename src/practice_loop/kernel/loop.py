@@ -10,17 +10,20 @@ from __future__ import annotations
 
 from .answer import decide_answer
 from .assessment import AssessmentStatus, ContractAssessment, assess
-from .budget import decide_compute_budget
+from .budget import COMPUTE_BUDGET_V1, decide_compute_budget
+from .checks import RecordError
 from .frame import ProblemFrame, problem_frame_digest
-from .gate import decide_search_gate
-from .identity import RecordError, Stage, StageRefusal, inspect_record, refuse
+from .gate import SEARCH_GATE_V1, decide_search_gate
 from .operators import (
     CANDIDATE_OPERATOR_SET,
+    MISSING_ROLE_CANDIDATE_POLICY,
     CandidateOperatorResult,
     candidate_operator_input,
     propose_candidate,
 )
 from .proof import check_proof
+from .record import admit_pinned, inspect_record, pin, trust_scope
+from .refusal import Stage, StageRefusal, refuse
 from .replay import replay_candidate
 from .residual import project_residuals
 from .search_run import (
@@ -39,7 +42,20 @@ from .trace import (
     stage_records_of,
 )
 
+# The constants every case hands to its stages, validated once here; each call checks that
+# they are still exactly what was validated before trusting them (docs/adr/0013).
+_CONSTANTS = tuple(
+    pin(constant)
+    for constant in (
+        SEARCH_GATE_V1,
+        COMPUTE_BUDGET_V1,
+        CANDIDATE_OPERATOR_SET,
+        MISSING_ROLE_CANDIDATE_POLICY,
+    )
+)
 
+
+@trust_scope()
 def practice_case(frame: ProblemFrame) -> SealedPracticeTrace | StageRefusal:
     """Run one case through every stage and seal the trace.
 
@@ -47,6 +63,8 @@ def practice_case(frame: ProblemFrame) -> SealedPracticeTrace | StageRefusal:
     every other frame gives a sealed trace, answered or refused. Should the records ever fail
     to seal, the case is refused (``trace_unsealable``), never answered without its trace.
     """
+    for constant in _CONSTANTS:
+        admit_pinned(constant)
     records = _stage_records(frame)
     if type(records) is StageRefusal:
         return records
@@ -124,6 +142,7 @@ def _stage_records(frame: ProblemFrame) -> dict[str, object] | StageRefusal:
     }
 
 
+@trust_scope()
 def replay_divergence(trace: SealedPracticeTrace) -> TraceFailure | None:
     """Re-run the case from the trace's own frame; ``None`` only when the replay reproduces
     the trace byte for byte, prose included (ADR-0226 §9, docs/adr/0007).
@@ -187,9 +206,7 @@ def _first_prose_difference(given: object, again: object, where: str) -> str | N
             for key in sorted(mine, reverse=True):  # popped in ascending order
                 pending.append((mine[key], theirs.get(key), f"{at}.{key}"))
         elif type(mine) is list and type(theirs) is list and len(mine) == len(theirs):
-            pending.extend(
-                (mine[i], theirs[i], f"{at}[{i}]") for i in reversed(range(len(mine)))
-            )
+            pending.extend((mine[i], theirs[i], f"{at}[{i}]") for i in reversed(range(len(mine))))
         elif at.endswith(".explanation") and mine != theirs:
             return at
     return None

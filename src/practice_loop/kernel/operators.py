@@ -13,11 +13,26 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import types
 from collections.abc import Callable
-from typing import ClassVar, NamedTuple
+from typing import Annotated, ClassVar, NamedTuple
 
 from .assessment import ContractAssessment
 from .budget import ComputeBudgetDecision, ComputeBudgetStatus
+from .checks import (
+    Defect,
+    code,
+    digest,
+    exactly,
+    member_of,
+    non_negative_int,
+    optional,
+    positive_int,
+    text,
+    tuple_of,
+    version,
+    version_pairs,
+)
 from .frame import (
     UNARY_DELTA_ORGAN,
     UNARY_DELTA_RELATION,
@@ -27,27 +42,8 @@ from .frame import (
     problem_frame_digest,
 )
 from .gate import SearchGateDecision, SearchGateStatus
-from .identity import (
-    Defect,
-    Record,
-    SourceSpan,
-    code,
-    digest,
-    exactly,
-    inspect_record,
-    member_of,
-    nested,
-    non_negative_int,
-    optional,
-    positive_int,
-    sha256_digest,
-    span_in_source,
-    spans_check,
-    text,
-    tuple_of,
-    version,
-    version_pairs,
-)
+from .identity import sha256_digest
+from .record import Record, inspect_record, nested
 from .residual import ContractResidual, ResidualKind
 from .search_run import (
     CANDIDATE_OPERATOR_SET_VERSION,
@@ -59,6 +55,7 @@ from .search_run import (
     OperatorSetManifest,
     operator_set_id,
 )
+from .span import SourceSpan, span_in_source, spans_check
 
 CANDIDATE_OPERATOR_POLICY_VERSION = "candidate_operator.v1"
 OPERATOR_FAMILY = "residual_missing_role"
@@ -88,35 +85,19 @@ POLICY_VERSIONS = (
 class CandidateOperatorPolicy(Record):
     """ADR-0231 §7.1, with the static constraints the selected operator must carry."""
 
-    operator_policy_version: str
-    operator_family: str
-    operator_name: str
-    operator_version: str
-    allowed_residual_kinds: tuple[str, ...]
-    allowed_candidate_organs: tuple[str, ...]
-    max_attempts_per_run: int
-    determinism_requirements: tuple[str, ...]
-    forbidden_authority_paths: tuple[str, ...]
-    allowed_residual_codes: tuple[str, ...]
-    budget_charge: BudgetCharge
-    depth: int
-    max_parallelism: int
-
-    SCHEMA: ClassVar = (
-        ("operator_policy_version", version),
-        ("operator_family", code),
-        ("operator_name", code),
-        ("operator_version", version),
-        ("allowed_residual_kinds", tuple_of(code, non_empty=True)),
-        ("allowed_candidate_organs", tuple_of(code, non_empty=True)),
-        ("max_attempts_per_run", positive_int),
-        ("determinism_requirements", tuple_of(code, non_empty=True)),
-        ("forbidden_authority_paths", tuple_of(code, non_empty=True)),
-        ("allowed_residual_codes", tuple_of(code, non_empty=True)),
-        ("budget_charge", nested(BudgetCharge)),
-        ("depth", positive_int),
-        ("max_parallelism", positive_int),
-    )
+    operator_policy_version: Annotated[str, version]
+    operator_family: Annotated[str, code]
+    operator_name: Annotated[str, code]
+    operator_version: Annotated[str, version]
+    allowed_residual_kinds: Annotated[tuple[str, ...], tuple_of(code, non_empty=True)]
+    allowed_candidate_organs: Annotated[tuple[str, ...], tuple_of(code, non_empty=True)]
+    max_attempts_per_run: Annotated[int, positive_int]
+    determinism_requirements: Annotated[tuple[str, ...], tuple_of(code, non_empty=True)]
+    forbidden_authority_paths: Annotated[tuple[str, ...], tuple_of(code, non_empty=True)]
+    allowed_residual_codes: Annotated[tuple[str, ...], tuple_of(code, non_empty=True)]
+    budget_charge: Annotated[BudgetCharge, nested(BudgetCharge)]
+    depth: Annotated[int, positive_int]
+    max_parallelism: Annotated[int, positive_int]
 
 
 # ADR-0231 §6, §7.1: the one authorized policy.
@@ -223,43 +204,25 @@ _R = OperatorRefusalReason
 class CandidateOperatorInput(Record):
     """ADR-0231 §7.2. ``input_digest`` hashes every other field (§14), itself left out."""
 
-    input_digest: str
-    operator_policy_version: str
-    operator_name: str
-    operator_version: str
-    problem_frame_digest: str
-    original_contract_assessment_id: str
-    residual_id: str
-    residual_kind: str
-    search_gate_decision_id: str
-    compute_budget_id: str
-    geometric_search_run_id: str
-    operator_set_id: str
-    operator_set_version: str
-    attempt_index: int
-    schema_versions: tuple[tuple[str, str], ...]
-    policy_versions: tuple[tuple[str, str], ...]
+    input_digest: Annotated[str, digest]
+    operator_policy_version: Annotated[str, version]
+    operator_name: Annotated[str, code]
+    operator_version: Annotated[str, version]
+    problem_frame_digest: Annotated[str, digest]
+    original_contract_assessment_id: Annotated[str, digest]
+    residual_id: Annotated[str, digest]
+    residual_kind: Annotated[str, code]
+    search_gate_decision_id: Annotated[str, digest]
+    compute_budget_id: Annotated[str, digest]
+    geometric_search_run_id: Annotated[str, digest]
+    operator_set_id: Annotated[str, digest]
+    operator_set_version: Annotated[str, version]
+    attempt_index: Annotated[int, non_negative_int]
+    schema_versions: Annotated[tuple[tuple[str, str], ...], version_pairs]
+    policy_versions: Annotated[tuple[tuple[str, str], ...], version_pairs]
 
     ID_FIELD: ClassVar = "input_digest"
     SELF_SEALED: ClassVar = False
-    SCHEMA: ClassVar = (
-        ("input_digest", digest),
-        ("operator_policy_version", version),
-        ("operator_name", code),
-        ("operator_version", version),
-        ("problem_frame_digest", digest),
-        ("original_contract_assessment_id", digest),
-        ("residual_id", digest),
-        ("residual_kind", code),
-        ("search_gate_decision_id", digest),
-        ("compute_budget_id", digest),
-        ("geometric_search_run_id", digest),
-        ("operator_set_id", digest),
-        ("operator_set_version", version),
-        ("attempt_index", non_negative_int),
-        ("schema_versions", version_pairs),
-        ("policy_versions", version_pairs),
-    )
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -267,23 +230,13 @@ class RoleBindingDelta(Record):
     """The candidate payload (ADR-0231 §8.1): bind the proposal's missing ``direction`` role
     to the typed direction of the frame's one grounded cue, citing the cue's exact span."""
 
-    kind: str
-    candidate_organ: str
-    relation_type: str
-    role: Role
-    source: str
-    direction: Direction
-    cue_span: SourceSpan
-
-    SCHEMA: ClassVar = (
-        ("kind", exactly(CANDIDATE_PAYLOAD_KIND)),
-        ("candidate_organ", exactly(UNARY_DELTA_ORGAN)),
-        ("relation_type", exactly(UNARY_DELTA_RELATION)),
-        ("role", member_of(Role)),
-        ("source", exactly(CUE_SOURCE)),
-        ("direction", member_of(Direction)),
-        ("cue_span", nested(SourceSpan)),
-    )
+    kind: Annotated[str, exactly(CANDIDATE_PAYLOAD_KIND)]
+    candidate_organ: Annotated[str, exactly(UNARY_DELTA_ORGAN)]
+    relation_type: Annotated[str, exactly(UNARY_DELTA_RELATION)]
+    role: Annotated[Role, member_of(Role)]
+    source: Annotated[str, exactly(CUE_SOURCE)]
+    direction: Annotated[Direction, member_of(Direction)]
+    cue_span: Annotated[SourceSpan, nested(SourceSpan)]
 
     def _cross_check(self) -> tuple[str, Defect] | None:
         return None if self.role is Role.DIRECTION else ("role", Defect.INCONSISTENT_FIELDS)
@@ -312,44 +265,25 @@ class CandidateReconstruction(Record):
     including run, attempt, operator set, residual, and versions. They never coincide (§9).
     """
 
-    candidate_digest: str
-    candidate_reconstruction_digest: str
-    candidate_organ: str
-    candidate_payload: RoleBindingDelta
-    evidence_spans: tuple[SourceSpan, ...]
-    operator_name: str
-    operator_version: str
-    operator_provenance: tuple[tuple[str, str], ...]
-    source_residual_id: str
-    problem_frame_digest: str
-    original_contract_assessment_id: str
-    geometric_search_run_id: str
-    attempt_id: str
-    attempt_index: int
-    operator_set_id: str
-    schema_versions: tuple[tuple[str, str], ...]
-    policy_versions: tuple[tuple[str, str], ...]
+    candidate_digest: Annotated[str, digest]
+    candidate_reconstruction_digest: Annotated[str, digest]
+    candidate_organ: Annotated[str, exactly(UNARY_DELTA_ORGAN)]
+    candidate_payload: Annotated[RoleBindingDelta, nested(RoleBindingDelta)]
+    evidence_spans: Annotated[tuple[SourceSpan, ...], tuple_of(nested(SourceSpan), non_empty=True)]
+    operator_name: Annotated[str, code]
+    operator_version: Annotated[str, version]
+    operator_provenance: Annotated[tuple[tuple[str, str], ...], version_pairs]
+    source_residual_id: Annotated[str, digest]
+    problem_frame_digest: Annotated[str, digest]
+    original_contract_assessment_id: Annotated[str, digest]
+    geometric_search_run_id: Annotated[str, digest]
+    attempt_id: Annotated[str, digest]
+    attempt_index: Annotated[int, non_negative_int]
+    operator_set_id: Annotated[str, digest]
+    schema_versions: Annotated[tuple[tuple[str, str], ...], version_pairs]
+    policy_versions: Annotated[tuple[tuple[str, str], ...], version_pairs]
 
     ID_FIELD: ClassVar = "candidate_reconstruction_digest"
-    SCHEMA: ClassVar = (
-        ("candidate_digest", digest),
-        ("candidate_reconstruction_digest", digest),
-        ("candidate_organ", exactly(UNARY_DELTA_ORGAN)),
-        ("candidate_payload", nested(RoleBindingDelta)),
-        ("evidence_spans", tuple_of(nested(SourceSpan), non_empty=True)),
-        ("operator_name", code),
-        ("operator_version", version),
-        ("operator_provenance", version_pairs),
-        ("source_residual_id", digest),
-        ("problem_frame_digest", digest),
-        ("original_contract_assessment_id", digest),
-        ("geometric_search_run_id", digest),
-        ("attempt_id", digest),
-        ("attempt_index", non_negative_int),
-        ("operator_set_id", digest),
-        ("schema_versions", version_pairs),
-        ("policy_versions", version_pairs),
-    )
 
     def _cross_check(self) -> tuple[str, Defect] | None:
         if self.candidate_digest != candidate_digest_of(
@@ -367,42 +301,24 @@ class CandidateOperatorResult(Record):
     """ADR-0231 §8.2, carrying the attempt and the reconstruction it names, so that the run
     can record the one and the replay adapter can judge the other. Not closure (§18.23)."""
 
-    operator_result_id: str
-    operator_policy_version: str
-    input_digest: str
-    geometric_search_run_id: str
-    attempt_id: str
-    attempt_index: int
-    candidate_digest: str
-    candidate_reconstruction_digest: str
-    candidate_organ: str
-    operator_name: str
-    operator_version: str
-    reason_codes: tuple[str, ...]
-    evidence_spans: tuple[SourceSpan, ...]
-    candidate_attempt: CandidateAttempt
-    reconstruction: CandidateReconstruction
-    explanation: str
+    operator_result_id: Annotated[str, digest]
+    operator_policy_version: Annotated[str, exactly(CANDIDATE_OPERATOR_POLICY_VERSION)]
+    input_digest: Annotated[str, digest]
+    geometric_search_run_id: Annotated[str, digest]
+    attempt_id: Annotated[str, digest]
+    attempt_index: Annotated[int, non_negative_int]
+    candidate_digest: Annotated[str, digest]
+    candidate_reconstruction_digest: Annotated[str, digest]
+    candidate_organ: Annotated[str, exactly(UNARY_DELTA_ORGAN)]
+    operator_name: Annotated[str, exactly(OPERATOR_NAME)]
+    operator_version: Annotated[str, exactly(OPERATOR_VERSION)]
+    reason_codes: Annotated[tuple[str, ...], tuple_of(code, non_empty=True)]
+    evidence_spans: Annotated[tuple[SourceSpan, ...], spans_check]
+    candidate_attempt: Annotated[CandidateAttempt, nested(CandidateAttempt)]
+    reconstruction: Annotated[CandidateReconstruction, nested(CandidateReconstruction)]
+    explanation: Annotated[str, text]
 
     ID_FIELD: ClassVar = "operator_result_id"
-    SCHEMA: ClassVar = (
-        ("operator_result_id", digest),
-        ("operator_policy_version", exactly(CANDIDATE_OPERATOR_POLICY_VERSION)),
-        ("input_digest", digest),
-        ("geometric_search_run_id", digest),
-        ("attempt_id", digest),
-        ("attempt_index", non_negative_int),
-        ("candidate_digest", digest),
-        ("candidate_reconstruction_digest", digest),
-        ("candidate_organ", exactly(UNARY_DELTA_ORGAN)),
-        ("operator_name", exactly(OPERATOR_NAME)),
-        ("operator_version", exactly(OPERATOR_VERSION)),
-        ("reason_codes", tuple_of(code, non_empty=True)),
-        ("evidence_spans", spans_check),
-        ("candidate_attempt", nested(CandidateAttempt)),
-        ("reconstruction", nested(CandidateReconstruction)),
-        ("explanation", text),
-    )
 
     def _cross_check(self) -> tuple[str, Defect] | None:
         attempt, rebuilt = self.candidate_attempt, self.reconstruction
@@ -424,26 +340,16 @@ class CandidateOperatorResult(Record):
 class CandidateOperatorRefusal(Record):
     """ADR-0231 §8.3: no partial candidate; identities only where validated (§8.3)."""
 
-    operator_refusal_id: str
-    operator_policy_version: str
-    input_digest: str | None
-    geometric_search_run_id: str | None
-    residual_id: str | None
-    operator_name: str
-    reason_codes: tuple[str, ...]
-    explanation: str
+    operator_refusal_id: Annotated[str, digest]
+    operator_policy_version: Annotated[str, exactly(CANDIDATE_OPERATOR_POLICY_VERSION)]
+    input_digest: Annotated[str | None, optional(digest)]
+    geometric_search_run_id: Annotated[str | None, optional(digest)]
+    residual_id: Annotated[str | None, optional(digest)]
+    operator_name: Annotated[str, exactly(OPERATOR_NAME)]
+    reason_codes: Annotated[tuple[str, ...], tuple_of(code, non_empty=True)]
+    explanation: Annotated[str, text]
 
     ID_FIELD: ClassVar = "operator_refusal_id"
-    SCHEMA: ClassVar = (
-        ("operator_refusal_id", digest),
-        ("operator_policy_version", exactly(CANDIDATE_OPERATOR_POLICY_VERSION)),
-        ("input_digest", optional(digest)),
-        ("geometric_search_run_id", optional(digest)),
-        ("residual_id", optional(digest)),
-        ("operator_name", exactly(OPERATOR_NAME)),
-        ("reason_codes", tuple_of(code, non_empty=True)),
-        ("explanation", text),
-    )
 
 
 CandidateOperatorOutcome = CandidateOperatorResult | CandidateOperatorRefusal
@@ -479,12 +385,14 @@ def candidate_operator_input(
 
 
 # Input defects that are numbered preconditions get the precondition's own reason.
-_INPUT_DEFECT_REASONS = {
-    ("attempt_index", Defect.NEGATIVE_VALUE): _R.ATTEMPT_INDEX_NEGATIVE,
-    ("schema_versions", Defect.PAIRS_NOT_SORTED_UNIQUE): _R.VERSIONS_NOT_CANONICAL,
-    ("policy_versions", Defect.PAIRS_NOT_SORTED_UNIQUE): _R.VERSIONS_NOT_CANONICAL,
-    ("input_digest", Defect.IDENTITY_MISMATCH): _R.IDENTITY_MISMATCH,
-}
+_INPUT_DEFECT_REASONS = types.MappingProxyType(
+    {
+        ("attempt_index", Defect.NEGATIVE_VALUE): _R.ATTEMPT_INDEX_NEGATIVE,
+        ("schema_versions", Defect.PAIRS_NOT_SORTED_UNIQUE): _R.VERSIONS_NOT_CANONICAL,
+        ("policy_versions", Defect.PAIRS_NOT_SORTED_UNIQUE): _R.VERSIONS_NOT_CANONICAL,
+        ("input_digest", Defect.IDENTITY_MISMATCH): _R.IDENTITY_MISMATCH,
+    }
+)
 
 
 def _records_failure(operator_input: object, records: dict[str, tuple[object, type]]) -> _R | None:

@@ -9,29 +9,25 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from typing import ClassVar
+from typing import Annotated, ClassVar
 
 from .assessment import AssessmentStatus, ContractAssessment, assess
-from .frame import Direction, ProblemFrame, Role, problem_frame_digest
-from .identity import (
-    MAX_SAFE_INT,
+from .checks import (
     Defect,
-    Record,
-    Stage,
-    StageRefusal,
     digest,
     exactly,
     flag,
-    inspect_record,
     label,
     member_of,
-    nested,
     non_negative_int,
     optional,
-    refuse,
     text,
     tuple_of,
 )
+from .frame import Direction, ProblemFrame, Role, problem_frame_digest
+from .identity import MAX_SAFE_INT
+from .record import Record, inspect_record, nested
+from .refusal import Stage, StageRefusal, refuse
 
 PROOF_SCHEMA_VERSION = "unary_delta_proof.v1"
 
@@ -51,41 +47,27 @@ class Obligation(enum.Enum):
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class ObligationOutcome(Record):
-    obligation: Obligation
-    holds: bool
-
-    SCHEMA: ClassVar = (
-        ("obligation", member_of(Obligation)),
-        ("holds", flag),
-    )
+    obligation: Annotated[Obligation, member_of(Obligation)]
+    holds: Annotated[bool, flag]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class ProofRecord(Record):
     """Every obligation's outcome; ``derived_value`` is set only when all of them hold."""
 
-    proof_id: str
-    schema_version: str
-    problem_frame_digest: str
-    contract_assessment_id: str
-    status: ProofStatus
-    obligations: tuple[ObligationOutcome, ...]
-    derived_value: int | None
-    derived_unit: str | None
-    explanation: str
+    proof_id: Annotated[str, digest]
+    schema_version: Annotated[str, exactly(PROOF_SCHEMA_VERSION)]
+    problem_frame_digest: Annotated[str, digest]
+    contract_assessment_id: Annotated[str, digest]
+    status: Annotated[ProofStatus, member_of(ProofStatus)]
+    obligations: Annotated[
+        tuple[ObligationOutcome, ...], tuple_of(nested(ObligationOutcome), non_empty=True)
+    ]
+    derived_value: Annotated[int | None, optional(non_negative_int)]
+    derived_unit: Annotated[str | None, optional(label)]
+    explanation: Annotated[str, text]
 
     ID_FIELD: ClassVar = "proof_id"
-    SCHEMA: ClassVar = (
-        ("proof_id", digest),
-        ("schema_version", exactly(PROOF_SCHEMA_VERSION)),
-        ("problem_frame_digest", digest),
-        ("contract_assessment_id", digest),
-        ("status", member_of(ProofStatus)),
-        ("obligations", tuple_of(nested(ObligationOutcome), non_empty=True)),
-        ("derived_value", optional(non_negative_int)),
-        ("derived_unit", optional(label)),
-        ("explanation", text),
-    )
 
     def _cross_check(self) -> tuple[str, Defect] | None:
         # Every obligation, once, in order: a proof that skips one is no proof.

@@ -11,27 +11,15 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from typing import ClassVar
+from typing import Annotated, ClassVar
 
 from .assessment import AssessmentStatus, ContractAssessment, assess
+from .checks import Defect, RecordError, code, digest, exactly, member_of, optional, text, tuple_of
 from .frame import ProblemFrame, Role, RoleBinding, StateChangeProposal, problem_frame_digest
-from .identity import (
-    Defect,
-    Record,
-    RecordError,
-    code,
-    digest,
-    exactly,
-    inspect_record,
-    member_of,
-    nested,
-    optional,
-    span_in_source,
-    text,
-    tuple_of,
-)
 from .operators import CandidateReconstruction, RoleBindingDelta
 from .proof import ProofRecord, ProofStatus, check_proof
+from .record import Record, inspect_record, nested
+from .span import span_in_source
 
 REPLAY_SCHEMA_VERSION = "candidate_replay.v1"
 _ROLE_ORDER = (Role.INITIAL, Role.DELTA, Role.DIRECTION, Role.TARGET)
@@ -64,36 +52,21 @@ class ReplayResult(Record):
     """A replay verdict over one candidate, with the evidence it was reached on: the candidate
     frame, the organ's new assessment of it and, when the contract closed, the proof."""
 
-    replay_id: str
-    schema_version: str
-    problem_frame_digest: str
-    original_contract_assessment_id: str
-    candidate_digest: str
-    candidate_reconstruction_digest: str
-    attempt_id: str
-    candidate_frame: ProblemFrame
-    replay_assessment: ContractAssessment
-    replay_proof: ProofRecord | None
-    disposition: ReplayDisposition
-    replay_blockers: tuple[str, ...]
-    explanation: str
+    replay_id: Annotated[str, digest]
+    schema_version: Annotated[str, exactly(REPLAY_SCHEMA_VERSION)]
+    problem_frame_digest: Annotated[str, digest]
+    original_contract_assessment_id: Annotated[str, digest]
+    candidate_digest: Annotated[str, digest]
+    candidate_reconstruction_digest: Annotated[str, digest]
+    attempt_id: Annotated[str, digest]
+    candidate_frame: Annotated[ProblemFrame, nested(ProblemFrame)]
+    replay_assessment: Annotated[ContractAssessment, nested(ContractAssessment)]
+    replay_proof: Annotated[ProofRecord | None, optional(nested(ProofRecord))]
+    disposition: Annotated[ReplayDisposition, member_of(ReplayDisposition)]
+    replay_blockers: Annotated[tuple[str, ...], tuple_of(code)]
+    explanation: Annotated[str, text]
 
     ID_FIELD: ClassVar = "replay_id"
-    SCHEMA: ClassVar = (
-        ("replay_id", digest),
-        ("schema_version", exactly(REPLAY_SCHEMA_VERSION)),
-        ("problem_frame_digest", digest),
-        ("original_contract_assessment_id", digest),
-        ("candidate_digest", digest),
-        ("candidate_reconstruction_digest", digest),
-        ("attempt_id", digest),
-        ("candidate_frame", nested(ProblemFrame)),
-        ("replay_assessment", nested(ContractAssessment)),
-        ("replay_proof", optional(nested(ProofRecord))),
-        ("disposition", member_of(ReplayDisposition)),
-        ("replay_blockers", tuple_of(code)),
-        ("explanation", text),
-    )
 
     def _cross_check(self) -> tuple[str, Defect] | None:
         frame_digest = problem_frame_digest(self.candidate_frame)
@@ -109,20 +82,13 @@ class ReplayResult(Record):
 class ReplayRefusal(Record):
     """The adapter could not validate its input; no verdict was reached."""
 
-    replay_refusal_id: str
-    schema_version: str
-    candidate_reconstruction_digest: str | None
-    reason_codes: tuple[str, ...]
-    explanation: str
+    replay_refusal_id: Annotated[str, digest]
+    schema_version: Annotated[str, exactly(REPLAY_SCHEMA_VERSION)]
+    candidate_reconstruction_digest: Annotated[str | None, optional(digest)]
+    reason_codes: Annotated[tuple[str, ...], tuple_of(code, non_empty=True)]
+    explanation: Annotated[str, text]
 
     ID_FIELD: ClassVar = "replay_refusal_id"
-    SCHEMA: ClassVar = (
-        ("replay_refusal_id", digest),
-        ("schema_version", exactly(REPLAY_SCHEMA_VERSION)),
-        ("candidate_reconstruction_digest", optional(digest)),
-        ("reason_codes", tuple_of(code, non_empty=True)),
-        ("explanation", text),
-    )
 
 
 ReplayOutcome = ReplayResult | ReplayRefusal

@@ -10,27 +10,17 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from typing import ClassVar
+import types
+from collections.abc import Mapping
+from typing import Annotated, ClassVar
 
 from .assessment import AssessmentStatus, BlockerCode, ContractAssessment
+from .checks import Defect, digest, exactly, member_of, non_negative_int, optional, text
 from .frame import UNARY_DELTA_ORGAN, Role
-from .identity import (
-    Defect,
-    Record,
-    SourceSpan,
-    Stage,
-    StageRefusal,
-    digest,
-    exactly,
-    inspect_record,
-    member_of,
-    non_negative_int,
-    optional,
-    refuse,
-    remembered,
-    spans_check,
-    text,
-)
+from .record import Record, inspect_record
+from .refusal import Stage, StageRefusal, refuse
+from .span import SourceSpan, spans_check
+from .trust import remembered
 
 RESIDUAL_SCHEMA_VERSION = "contract_residual.v1"
 
@@ -44,15 +34,17 @@ class ResidualKind(enum.Enum):
 
 
 # docs/adr/0001: the typing table. A blocker missing here projects as UNCLASSIFIED.
-RESIDUAL_KIND_BY_BLOCKER: dict[BlockerCode, ResidualKind] = {
-    BlockerCode.INITIAL_UNBOUND: ResidualKind.MISSING_ROLE,
-    BlockerCode.DELTA_UNBOUND: ResidualKind.MISSING_ROLE,
-    BlockerCode.DIRECTION_UNBOUND: ResidualKind.MISSING_ROLE,
-    BlockerCode.ENTITY_MISMATCH: ResidualKind.MISSING_RELATION,
-    BlockerCode.UNIT_MISMATCH: ResidualKind.MISSING_RELATION,
-    BlockerCode.PROPOSAL_MISSING: ResidualKind.MISSING_PROPOSAL,
-    BlockerCode.TARGET_UNBOUND: ResidualKind.TARGET_UNBOUND,
-}
+RESIDUAL_KIND_BY_BLOCKER: Mapping[BlockerCode, ResidualKind] = types.MappingProxyType(
+    {
+        BlockerCode.INITIAL_UNBOUND: ResidualKind.MISSING_ROLE,
+        BlockerCode.DELTA_UNBOUND: ResidualKind.MISSING_ROLE,
+        BlockerCode.DIRECTION_UNBOUND: ResidualKind.MISSING_ROLE,
+        BlockerCode.ENTITY_MISMATCH: ResidualKind.MISSING_RELATION,
+        BlockerCode.UNIT_MISMATCH: ResidualKind.MISSING_RELATION,
+        BlockerCode.PROPOSAL_MISSING: ResidualKind.MISSING_PROPOSAL,
+        BlockerCode.TARGET_UNBOUND: ResidualKind.TARGET_UNBOUND,
+    }
+)
 
 
 def residual_kind_for(blocker_code: BlockerCode) -> ResidualKind:
@@ -67,7 +59,9 @@ def residual_kind_for(blocker_code: BlockerCode) -> ResidualKind:
 
 
 # The table above, keyed by each member's identity (members live as long as their class).
-_KIND_BY_BLOCKER_ID = {id(code): kind for code, kind in RESIDUAL_KIND_BY_BLOCKER.items()}
+_KIND_BY_BLOCKER_ID = types.MappingProxyType(
+    {id(code): kind for code, kind in RESIDUAL_KIND_BY_BLOCKER.items()}
+)
 
 
 _BLOCKER_CODE_VALUES = frozenset(member.value for member in BlockerCode)
@@ -83,32 +77,19 @@ def _blocker_code_value(value: object) -> Defect | None:
 class ContractResidual(Record):
     """One typed obstruction: which blocker, of which kind, on which evidence."""
 
-    residual_id: str
-    schema_version: str
-    problem_frame_digest: str
-    contract_assessment_id: str
-    candidate_organ: str
-    blocker_index: int
-    kind: ResidualKind
-    residual_code: str
-    role: Role | None
-    evidence_spans: tuple[SourceSpan, ...]
-    explanation: str
+    residual_id: Annotated[str, digest]
+    schema_version: Annotated[str, exactly(RESIDUAL_SCHEMA_VERSION)]
+    problem_frame_digest: Annotated[str, digest]
+    contract_assessment_id: Annotated[str, digest]
+    candidate_organ: Annotated[str, exactly(UNARY_DELTA_ORGAN)]
+    blocker_index: Annotated[int, non_negative_int]
+    kind: Annotated[ResidualKind, member_of(ResidualKind)]
+    residual_code: Annotated[str, _blocker_code_value]
+    role: Annotated[Role | None, optional(member_of(Role))]
+    evidence_spans: Annotated[tuple[SourceSpan, ...], spans_check]
+    explanation: Annotated[str, text]
 
     ID_FIELD: ClassVar = "residual_id"
-    SCHEMA: ClassVar = (
-        ("residual_id", digest),
-        ("schema_version", exactly(RESIDUAL_SCHEMA_VERSION)),
-        ("problem_frame_digest", digest),
-        ("contract_assessment_id", digest),
-        ("candidate_organ", exactly(UNARY_DELTA_ORGAN)),
-        ("blocker_index", non_negative_int),
-        ("kind", member_of(ResidualKind)),
-        ("residual_code", _blocker_code_value),
-        ("role", optional(member_of(Role))),
-        ("evidence_spans", spans_check),
-        ("explanation", text),
-    )
 
     def _cross_check(self) -> tuple[str, Defect] | None:
         if residual_kind_for(BlockerCode(self.residual_code)) is not self.kind:

@@ -18,36 +18,34 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from typing import ClassVar
+import types
+from collections.abc import Mapping
+from typing import Annotated, ClassVar
 
 from .budget import LIMIT_FIELDS, ComputeBudgetDecision, ComputeBudgetStatus
-from .gate import SearchGateDecision, SearchGateStatus
-from .identity import (
-    MAX_SAFE_INT,
+from .checks import (
     Defect,
-    FieldCheck,
-    Record,
-    SourceSpan,
     check_int,
     code,
     digest,
     exactly,
     flag,
-    inspect_record,
     is_version,
     member_of,
-    nested,
     non_negative_int,
     optional,
     or_blank,
     positive_int,
-    remembered,
-    spans_check,
     text,
     tuple_of,
     version,
     version_pairs,
 )
+from .gate import SearchGateDecision, SearchGateStatus
+from .identity import MAX_SAFE_INT
+from .record import Record, inspect_record, nested
+from .span import SourceSpan, spans_check
+from .trust import remembered
 
 GEOMETRIC_SEARCH_RUN_POLICY_VERSION = "geometric_search_run.v1"
 GEOMETRIC_SEARCH_RUN_V2_POLICY_VERSION = "geometric_search_run.v2"
@@ -155,14 +153,15 @@ _R = RunRefusalReason
 _D = RunDisposition
 # ADR-0228 §16, reason by reason. Absence is ``not_started``; a denied gate or budget is
 # ``blocked_by_*``; every integrity failure is ``invalid_input``.
-REFUSAL_TABLE: dict[RunRefusalReason, RunDisposition] = {
-    reason: _D.INVALID_INPUT for reason in RunRefusalReason
-} | {
-    _R.REQUIRED_RECORD_ABSENT: _D.NOT_STARTED,
-    _R.GATE_NOT_ELIGIBLE: _D.BLOCKED_BY_GATE,
-    _R.BUDGET_NOT_ALLOWED: _D.BLOCKED_BY_BUDGET,
-    _R.BUDGET_CEILING_ZERO: _D.BLOCKED_BY_BUDGET,
-}
+REFUSAL_TABLE: Mapping[RunRefusalReason, RunDisposition] = types.MappingProxyType(
+    {reason: _D.INVALID_INPUT for reason in RunRefusalReason}
+    | {
+        _R.REQUIRED_RECORD_ABSENT: _D.NOT_STARTED,
+        _R.GATE_NOT_ELIGIBLE: _D.BLOCKED_BY_GATE,
+        _R.BUDGET_NOT_ALLOWED: _D.BLOCKED_BY_BUDGET,
+        _R.BUDGET_CEILING_ZERO: _D.BLOCKED_BY_BUDGET,
+    }
+)
 
 
 def refusal_disposition(reason: RunRefusalReason) -> RunDisposition:
@@ -184,10 +183,8 @@ def refusal_disposition(reason: RunRefusalReason) -> RunDisposition:
 class BudgetCharge(Record):
     """ADR-0228 §8: exactly one candidate and a positive, predeclared number of steps."""
 
-    candidates: int
-    steps: int
-
-    SCHEMA: ClassVar = (("candidates", positive_int), ("steps", positive_int))
+    candidates: Annotated[int, positive_int]
+    steps: Annotated[int, positive_int]
 
     def _cross_check(self) -> tuple[str, Defect] | None:
         return None if self.candidates == 1 else ("candidates", Defect.INCONSISTENT_FIELDS)
@@ -202,39 +199,23 @@ class CandidateAttempt(Record):
     charges of a run check each other.
     """
 
-    attempt_id: str
-    attempt_index: int
-    parent_attempt_id: str | None
-    operator_id: str
-    operator_version: str
-    input_digest: str
-    candidate_digest: str
-    budget_charge: BudgetCharge
-    depth: int
-    step_index: int
-    replay_status: CandidateReplayStatus
-    replay_blockers: tuple[str, ...]
-    evidence_spans: tuple[SourceSpan, ...]
-    explanation: str
+    attempt_id: Annotated[str, digest]
+    attempt_index: Annotated[int, non_negative_int]
+    parent_attempt_id: Annotated[str | None, optional(digest)]
+    operator_id: Annotated[str, code]
+    operator_version: Annotated[str, version]
+    input_digest: Annotated[str, digest]
+    candidate_digest: Annotated[str, digest]
+    budget_charge: Annotated[BudgetCharge, nested(BudgetCharge)]
+    depth: Annotated[int, positive_int]
+    step_index: Annotated[int, non_negative_int]
+    replay_status: Annotated[CandidateReplayStatus, member_of(CandidateReplayStatus)]
+    replay_blockers: Annotated[tuple[str, ...], tuple_of(code)]
+    evidence_spans: Annotated[tuple[SourceSpan, ...], spans_check]
+    explanation: Annotated[str, text]
 
     ID_FIELD: ClassVar = "attempt_id"
     SELF_SEALED: ClassVar = False
-    SCHEMA: ClassVar = (
-        ("attempt_id", digest),
-        ("attempt_index", non_negative_int),
-        ("parent_attempt_id", optional(digest)),
-        ("operator_id", code),
-        ("operator_version", version),
-        ("input_digest", digest),
-        ("candidate_digest", digest),
-        ("budget_charge", nested(BudgetCharge)),
-        ("depth", positive_int),
-        ("step_index", non_negative_int),
-        ("replay_status", member_of(CandidateReplayStatus)),
-        ("replay_blockers", tuple_of(code)),
-        ("evidence_spans", spans_check),
-        ("explanation", text),
-    )
 
     def _cross_check(self) -> tuple[str, Defect] | None:
         # Only a replay refusal has blockers to report.
@@ -248,29 +229,15 @@ class CandidateAttempt(Record):
 class BudgetConsumed(Record):
     """ADR-0228 §9 accounting; ``max_*`` copied from the validated budget decision."""
 
-    candidates_considered: int
-    max_candidates: int
-    depth_reached: int
-    max_depth: int
-    steps_used: int
-    max_steps: int
-    parallelism_used: int
-    max_parallelism: int
-    exhausted: bool
-
-    SCHEMA: ClassVar = tuple(
-        (name, non_negative_int)
-        for name in (
-            "candidates_considered",
-            "max_candidates",
-            "depth_reached",
-            "max_depth",
-            "steps_used",
-            "max_steps",
-            "parallelism_used",
-            "max_parallelism",
-        )
-    ) + (("exhausted", flag),)
+    candidates_considered: Annotated[int, non_negative_int]
+    max_candidates: Annotated[int, non_negative_int]
+    depth_reached: Annotated[int, non_negative_int]
+    max_depth: Annotated[int, non_negative_int]
+    steps_used: Annotated[int, non_negative_int]
+    max_steps: Annotated[int, non_negative_int]
+    parallelism_used: Annotated[int, non_negative_int]
+    max_parallelism: Annotated[int, non_negative_int]
+    exhausted: Annotated[bool, flag]
 
     def _cross_check(self) -> tuple[str, Defect] | None:
         if self.candidates_considered > self.max_candidates:
@@ -344,41 +311,22 @@ class OperatorManifestRow(Record):
     what it must check, what it emits, what it charges, how deep, how its attempts are
     ordered, what it must never do, and what replay must check of its candidates."""
 
-    operator_name: str
-    operator_version: str
-    allowed_residual_kinds: tuple[str, ...]
-    allowed_residual_codes: tuple[str, ...]
-    allowed_candidate_organs: tuple[str, ...]
-    max_attempts_per_run: int
-    budget_charge: BudgetCharge
-    depth: int
-    max_parallelism: int
-    schema_versions: tuple[tuple[str, str], ...]
-    policy_versions: tuple[tuple[str, str], ...]
-    input_obligations: tuple[str, ...]
-    output_candidate_shape: str
-    ordering_key: tuple[str, ...]
-    forbidden_side_effects: tuple[str, ...]
-    replay_obligations: tuple[str, ...]
-
-    SCHEMA: ClassVar = (
-        ("operator_name", code),
-        ("operator_version", version),
-        ("allowed_residual_kinds", tuple_of(code, non_empty=True)),
-        ("allowed_residual_codes", tuple_of(code, non_empty=True)),
-        ("allowed_candidate_organs", tuple_of(code, non_empty=True)),
-        ("max_attempts_per_run", positive_int),
-        ("budget_charge", nested(BudgetCharge)),
-        ("depth", positive_int),
-        ("max_parallelism", positive_int),
-        ("schema_versions", version_pairs),
-        ("policy_versions", version_pairs),
-        ("input_obligations", tuple_of(code, non_empty=True)),
-        ("output_candidate_shape", code),
-        ("ordering_key", tuple_of(code, non_empty=True)),
-        ("forbidden_side_effects", tuple_of(code, non_empty=True)),
-        ("replay_obligations", tuple_of(code, non_empty=True)),
-    )
+    operator_name: Annotated[str, code]
+    operator_version: Annotated[str, version]
+    allowed_residual_kinds: Annotated[tuple[str, ...], tuple_of(code, non_empty=True)]
+    allowed_residual_codes: Annotated[tuple[str, ...], tuple_of(code, non_empty=True)]
+    allowed_candidate_organs: Annotated[tuple[str, ...], tuple_of(code, non_empty=True)]
+    max_attempts_per_run: Annotated[int, positive_int]
+    budget_charge: Annotated[BudgetCharge, nested(BudgetCharge)]
+    depth: Annotated[int, positive_int]
+    max_parallelism: Annotated[int, positive_int]
+    schema_versions: Annotated[tuple[tuple[str, str], ...], version_pairs]
+    policy_versions: Annotated[tuple[tuple[str, str], ...], version_pairs]
+    input_obligations: Annotated[tuple[str, ...], tuple_of(code, non_empty=True)]
+    output_candidate_shape: Annotated[str, code]
+    ordering_key: Annotated[tuple[str, ...], tuple_of(code, non_empty=True)]
+    forbidden_side_effects: Annotated[tuple[str, ...], tuple_of(code, non_empty=True)]
+    replay_obligations: Annotated[tuple[str, ...], tuple_of(code, non_empty=True)]
 
     def _cross_check(self) -> tuple[str, Defect] | None:
         # ADR-0228 §11: v1 is serial.
@@ -391,13 +339,8 @@ class OperatorManifestRow(Record):
 class OperatorSetManifest(Record):
     """A closed, ordered allowlist of operators under one version; no discovery (§6)."""
 
-    operator_set_version: str
-    operators: tuple[OperatorManifestRow, ...]
-
-    SCHEMA: ClassVar = (
-        ("operator_set_version", version),
-        ("operators", tuple_of(nested(OperatorManifestRow))),
-    )
+    operator_set_version: Annotated[str, version]
+    operators: Annotated[tuple[OperatorManifestRow, ...], tuple_of(nested(OperatorManifestRow))]
 
     def _cross_check(self) -> tuple[str, Defect] | None:
         keys = [(row.operator_name, row.operator_version) for row in self.operators]
@@ -428,33 +371,18 @@ EMPTY_OPERATOR_SET = OperatorSetManifest(EMPTY_OPERATOR_SET_VERSION, ())
 class GeometricSearchInput(Record):
     """ADR-0228 §6. ``input_digest()`` hashes exactly these twelve fields."""
 
-    problem_frame_digest: str
-    contract_assessment_id: str
-    residual_ids: tuple[str, ...]
-    gate_decision_id: str
-    gate_policy_version: str
-    gate_input_digest: str
-    budget_id: str
-    budget_policy_version: str
-    operator_set_id: str
-    operator_set_version: str
-    run_policy_version: str
-    schema_version: str
-
-    SCHEMA: ClassVar = (
-        ("problem_frame_digest", digest),
-        ("contract_assessment_id", digest),
-        ("residual_ids", tuple_of(digest)),
-        ("gate_decision_id", digest),
-        ("gate_policy_version", version),
-        ("gate_input_digest", digest),
-        ("budget_id", digest),
-        ("budget_policy_version", version),
-        ("operator_set_id", digest),
-        ("operator_set_version", version),
-        ("run_policy_version", version),
-        ("schema_version", version),
-    )
+    problem_frame_digest: Annotated[str, digest]
+    contract_assessment_id: Annotated[str, digest]
+    residual_ids: Annotated[tuple[str, ...], tuple_of(digest)]
+    gate_decision_id: Annotated[str, digest]
+    gate_policy_version: Annotated[str, version]
+    gate_input_digest: Annotated[str, digest]
+    budget_id: Annotated[str, digest]
+    budget_policy_version: Annotated[str, version]
+    operator_set_id: Annotated[str, digest]
+    operator_set_version: Annotated[str, version]
+    run_policy_version: Annotated[str, version]
+    schema_version: Annotated[str, version]
 
     def input_digest(self) -> str:
         return remembered(self, "digest", lambda: self.content_digest())
@@ -496,26 +424,16 @@ class SearchRunRefusal(Record):
     is ``""`` when the requested version was not even well formed.
     """
 
-    outcome_id: str
-    run_policy_version: str
-    input_digest: str | None
-    gate_decision_id: str | None
-    budget_id: str | None
-    run_disposition: RunDisposition
-    reason_codes: tuple[str, ...]
-    explanation: str
+    outcome_id: Annotated[str, digest]
+    run_policy_version: Annotated[str, or_blank(version)]
+    input_digest: Annotated[str | None, optional(digest)]
+    gate_decision_id: Annotated[str | None, optional(digest)]
+    budget_id: Annotated[str | None, optional(digest)]
+    run_disposition: Annotated[RunDisposition, member_of(RunDisposition)]
+    reason_codes: Annotated[tuple[str, ...], tuple_of(code, non_empty=True)]
+    explanation: Annotated[str, text]
 
     ID_FIELD: ClassVar = "outcome_id"
-    SCHEMA: ClassVar = (
-        ("outcome_id", digest),
-        ("run_policy_version", or_blank(version)),
-        ("input_digest", optional(digest)),
-        ("gate_decision_id", optional(digest)),
-        ("budget_id", optional(digest)),
-        ("run_disposition", member_of(RunDisposition)),
-        ("reason_codes", tuple_of(code, non_empty=True)),
-        ("explanation", text),
-    )
 
     def _cross_check(self) -> tuple[str, Defect] | None:
         if self.run_disposition not in REFUSAL_DISPOSITIONS:
@@ -523,27 +441,19 @@ class SearchRunRefusal(Record):
         return None
 
 
-# The upstream identities every run record copies from its validated input (ADR-0228 §7).
-_RUN_BINDING_FIELDS: tuple[tuple[str, FieldCheck], ...] = (
-    ("problem_frame_digest", digest),
-    ("contract_assessment_id", digest),
-    ("residual_ids", tuple_of(digest, non_empty=True)),
-    ("gate_decision_id", digest),
-    ("budget_id", digest),
-    ("operator_set_id", digest),
-    ("operator_set_version", version),
-    ("input_digest", digest),
-)
-# The fields a final run copies from the run it opened (ADR-0228 §7; docs/adr/0004).
-RUN_COPIED_FIELDS = ("run_policy_version", "schema_version") + tuple(
-    name for name, _ in _RUN_BINDING_FIELDS
-)
-
-_CEILING_FIELDS: tuple[tuple[str, FieldCheck], ...] = (
-    ("max_candidates", positive_int),
-    ("max_depth", non_negative_int),
-    ("max_steps", positive_int),
-    ("max_parallelism", positive_int),
+# The fields a final run copies from the run it opened (ADR-0228 §7; docs/adr/0004): the
+# versions and the upstream identities every run record copies from its validated input.
+RUN_COPIED_FIELDS = (
+    "run_policy_version",
+    "schema_version",
+    "problem_frame_digest",
+    "contract_assessment_id",
+    "residual_ids",
+    "gate_decision_id",
+    "budget_id",
+    "operator_set_id",
+    "operator_set_version",
+    "input_digest",
 )
 
 
@@ -555,32 +465,24 @@ class OpenedSearchRun(Record):
     ceiling; it is not a ``GeometricSearchRun`` and has no disposition.
     """
 
-    run_id: str
-    run_policy_version: str
-    schema_version: str
-    problem_frame_digest: str
-    contract_assessment_id: str
-    residual_ids: tuple[str, ...]
-    gate_decision_id: str
-    budget_id: str
-    operator_set_id: str
-    operator_set_version: str
-    input_digest: str
-    max_candidates: int
-    max_depth: int
-    max_steps: int
-    max_parallelism: int
-    explanation: str
+    run_id: Annotated[str, digest]
+    run_policy_version: Annotated[str, exactly(GEOMETRIC_SEARCH_RUN_V2_POLICY_VERSION)]
+    schema_version: Annotated[str, exactly(SEARCH_RUN_SCHEMA_VERSION)]
+    problem_frame_digest: Annotated[str, digest]
+    contract_assessment_id: Annotated[str, digest]
+    residual_ids: Annotated[tuple[str, ...], tuple_of(digest, non_empty=True)]
+    gate_decision_id: Annotated[str, digest]
+    budget_id: Annotated[str, digest]
+    operator_set_id: Annotated[str, digest]
+    operator_set_version: Annotated[str, version]
+    input_digest: Annotated[str, digest]
+    max_candidates: Annotated[int, positive_int]
+    max_depth: Annotated[int, non_negative_int]
+    max_steps: Annotated[int, positive_int]
+    max_parallelism: Annotated[int, positive_int]
+    explanation: Annotated[str, text]
 
     ID_FIELD: ClassVar = "run_id"
-    SCHEMA: ClassVar = (
-        ("run_id", digest),
-        ("run_policy_version", exactly(GEOMETRIC_SEARCH_RUN_V2_POLICY_VERSION)),
-        ("schema_version", exactly(SEARCH_RUN_SCHEMA_VERSION)),
-        *_RUN_BINDING_FIELDS,
-        *_CEILING_FIELDS,
-        ("explanation", text),
-    )
 
     def _cross_check(self) -> tuple[str, Defect] | None:
         return (
@@ -596,37 +498,25 @@ class GeometricSearchRun(Record):
     carries nor hashes it, so v1 identities are exactly those of ADR-0228.
     """
 
-    run_id: str
-    run_policy_version: str
-    schema_version: str
-    problem_frame_digest: str
-    contract_assessment_id: str
-    residual_ids: tuple[str, ...]
-    gate_decision_id: str
-    budget_id: str
-    operator_set_id: str
-    operator_set_version: str
-    input_digest: str
-    candidate_attempts: tuple[CandidateAttempt, ...]
-    budget_consumed: BudgetConsumed
-    run_disposition: RunDisposition
-    exhaustion_code: RunExhaustionCode | None
-    explanation: str
-    opened_run_id: str | None = None
+    run_id: Annotated[str, digest]
+    run_policy_version: Annotated[str, exactly(*SUPPORTED_RUN_POLICY_VERSIONS)]
+    schema_version: Annotated[str, exactly(SEARCH_RUN_SCHEMA_VERSION)]
+    problem_frame_digest: Annotated[str, digest]
+    contract_assessment_id: Annotated[str, digest]
+    residual_ids: Annotated[tuple[str, ...], tuple_of(digest, non_empty=True)]
+    gate_decision_id: Annotated[str, digest]
+    budget_id: Annotated[str, digest]
+    operator_set_id: Annotated[str, digest]
+    operator_set_version: Annotated[str, version]
+    input_digest: Annotated[str, digest]
+    candidate_attempts: Annotated[tuple[CandidateAttempt, ...], tuple_of(nested(CandidateAttempt))]
+    budget_consumed: Annotated[BudgetConsumed, nested(BudgetConsumed)]
+    run_disposition: Annotated[RunDisposition, member_of(RunDisposition)]
+    exhaustion_code: Annotated[RunExhaustionCode | None, optional(member_of(RunExhaustionCode))]
+    explanation: Annotated[str, text]
+    opened_run_id: Annotated[str | None, optional(digest)] = None
 
     ID_FIELD: ClassVar = "run_id"
-    SCHEMA: ClassVar = (
-        ("run_id", digest),
-        ("run_policy_version", exactly(*SUPPORTED_RUN_POLICY_VERSIONS)),
-        ("schema_version", exactly(SEARCH_RUN_SCHEMA_VERSION)),
-        *_RUN_BINDING_FIELDS,
-        ("candidate_attempts", tuple_of(nested(CandidateAttempt))),
-        ("budget_consumed", nested(BudgetConsumed)),
-        ("run_disposition", member_of(RunDisposition)),
-        ("exhaustion_code", optional(member_of(RunExhaustionCode))),
-        ("explanation", text),
-        ("opened_run_id", optional(digest)),
-    )
 
     def _cross_check(self) -> tuple[str, Defect] | None:
         attempts = self.candidate_attempts

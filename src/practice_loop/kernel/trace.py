@@ -14,34 +14,27 @@ import enum
 import types
 import typing
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 from .answer import ANSWER_SCHEMA_VERSION, AnswerRefusal, ProofGatedAnswer, decide_answer
 from .assessment import UNARY_DELTA_ORGAN_VERSION, AssessmentStatus, ContractAssessment
 from .budget import COMPUTE_BUDGET_POLICY_VERSION, ComputeBudgetDecision
-from .frame import ProblemFrame, problem_frame_digest
-from .gate import SEARCH_GATE_POLICY_VERSION, SearchGateDecision
-from .identity import (
-    CanonicalizationError,
-    DecodeError,
+from .checks import (
     Defect,
     FieldCheck,
-    Record,
     RecordDefect,
     RecordError,
-    checked_canonical_bytes,
     code,
-    decode_canonical,
     digest,
     exactly,
-    inspect_record,
-    nested,
     optional,
-    record_from_json,
     text,
     tuple_of,
     version_pairs,
 )
+from .frame import ProblemFrame, problem_frame_digest
+from .gate import SEARCH_GATE_POLICY_VERSION, SearchGateDecision
+from .identity import CanonicalizationError, decode_canonical
 from .operators import (
     CANDIDATE_OPERATOR_POLICY_VERSION,
     CANDIDATE_OPERATOR_SET,
@@ -52,6 +45,15 @@ from .operators import (
     candidate_operator_input,
 )
 from .proof import PROOF_SCHEMA_VERSION, ProofRecord
+from .record import (
+    DecodeError,
+    Record,
+    checked_canonical_bytes,
+    inspect_record,
+    nested,
+    record_from_json,
+    trust_scope,
+)
 from .replay import REPLAY_SCHEMA_VERSION, ReplayRefusal, ReplayResult
 from .residual import ContractResidual
 from .search_run import (
@@ -107,44 +109,35 @@ class SealedPracticeTrace(Record):
     outcome or replay.
     """
 
-    trace_id: str
-    schema_version: str
-    versions: tuple[tuple[str, str], ...]
-    frame: ProblemFrame
-    original_assessment: ContractAssessment
-    direct_proof: ProofRecord | None
-    residuals: tuple[ContractResidual, ...]
-    gate_decision: SearchGateDecision | None
-    budget_decision: ComputeBudgetDecision | None
-    search_input: GeometricSearchInput | None
-    opened_run: OpenedSearchRun | None
-    operator_outcomes: tuple[CandidateOperatorResult | CandidateOperatorRefusal, ...]
-    run_outcome: GeometricSearchRun | SearchRunRefusal | None
-    replays: tuple[ReplayResult | ReplayRefusal, ...]
-    outcome: ProofGatedAnswer | AnswerRefusal
-    stage_digests: tuple[tuple[str, str], ...]
-    explanation: str
+    trace_id: Annotated[str, digest]
+    schema_version: Annotated[str, exactly(TRACE_SCHEMA_VERSION)]
+    versions: Annotated[tuple[tuple[str, str], ...], version_pairs]
+    frame: Annotated[ProblemFrame, nested(ProblemFrame)]
+    original_assessment: Annotated[ContractAssessment, nested(ContractAssessment)]
+    direct_proof: Annotated[ProofRecord | None, optional(nested(ProofRecord))]
+    residuals: Annotated[tuple[ContractResidual, ...], tuple_of(nested(ContractResidual))]
+    gate_decision: Annotated[SearchGateDecision | None, optional(nested(SearchGateDecision))]
+    budget_decision: Annotated[
+        ComputeBudgetDecision | None, optional(nested(ComputeBudgetDecision))
+    ]
+    search_input: Annotated[GeometricSearchInput | None, optional(nested(GeometricSearchInput))]
+    opened_run: Annotated[OpenedSearchRun | None, optional(nested(OpenedSearchRun))]
+    operator_outcomes: Annotated[
+        tuple[CandidateOperatorResult | CandidateOperatorRefusal, ...],
+        tuple_of(_either(CandidateOperatorResult, CandidateOperatorRefusal)),
+    ]
+    run_outcome: Annotated[
+        GeometricSearchRun | SearchRunRefusal | None,
+        optional(_either(GeometricSearchRun, SearchRunRefusal)),
+    ]
+    replays: Annotated[
+        tuple[ReplayResult | ReplayRefusal, ...], tuple_of(_either(ReplayResult, ReplayRefusal))
+    ]
+    outcome: Annotated[ProofGatedAnswer | AnswerRefusal, _either(ProofGatedAnswer, AnswerRefusal)]
+    stage_digests: Annotated[tuple[tuple[str, str], ...], tuple_of(_stage_pair, non_empty=True)]
+    explanation: Annotated[str, text]
 
     ID_FIELD: ClassVar = "trace_id"
-    SCHEMA: ClassVar = (
-        ("trace_id", digest),
-        ("schema_version", exactly(TRACE_SCHEMA_VERSION)),
-        ("versions", version_pairs),
-        ("frame", nested(ProblemFrame)),
-        ("original_assessment", nested(ContractAssessment)),
-        ("direct_proof", optional(nested(ProofRecord))),
-        ("residuals", tuple_of(nested(ContractResidual))),
-        ("gate_decision", optional(nested(SearchGateDecision))),
-        ("budget_decision", optional(nested(ComputeBudgetDecision))),
-        ("search_input", optional(nested(GeometricSearchInput))),
-        ("opened_run", optional(nested(OpenedSearchRun))),
-        ("operator_outcomes", tuple_of(_either(CandidateOperatorResult, CandidateOperatorRefusal))),
-        ("run_outcome", optional(_either(GeometricSearchRun, SearchRunRefusal))),
-        ("replays", tuple_of(_either(ReplayResult, ReplayRefusal))),
-        ("outcome", _either(ProofGatedAnswer, AnswerRefusal)),
-        ("stage_digests", tuple_of(_stage_pair, non_empty=True)),
-        ("explanation", text),
-    )
 
     def _cross_check(self) -> tuple[str, Defect] | None:
         if self.stage_digests != stage_digests_of(self):
@@ -201,17 +194,19 @@ def stage_digests_of(trace: SealedPracticeTrace) -> tuple[tuple[str, str], ...]:
 
 
 # Stages a case may not reach: absent, never filled in (ADR-0226 §7G).
-_ABSENT_STAGES: dict[str, Any] = {
-    "direct_proof": None,
-    "residuals": (),
-    "gate_decision": None,
-    "budget_decision": None,
-    "search_input": None,
-    "opened_run": None,
-    "operator_outcomes": (),
-    "run_outcome": None,
-    "replays": (),
-}
+_ABSENT_STAGES: Mapping[str, Any] = types.MappingProxyType(
+    {
+        "direct_proof": None,
+        "residuals": (),
+        "gate_decision": None,
+        "budget_decision": None,
+        "search_input": None,
+        "opened_run": None,
+        "operator_outcomes": (),
+        "run_outcome": None,
+        "replays": (),
+    }
+)
 
 
 def seal_practice_trace(**records: Any) -> SealedPracticeTrace:
@@ -613,6 +608,7 @@ def _version_failures(trace: SealedPracticeTrace) -> list[TraceFailure]:
     return failures
 
 
+@trust_scope()
 def verify_sealed_trace(trace: SealedPracticeTrace) -> TraceVerification:
     """Recompute every identity and every cross-identity of a trace (docs/adr/0007).
 
@@ -638,6 +634,7 @@ def verify_sealed_trace(trace: SealedPracticeTrace) -> TraceVerification:
 # Loading
 
 
+@trust_scope()
 def sealed_trace_bytes(trace: SealedPracticeTrace) -> bytes:
     """The canonical bytes a store keeps for a trace (every field, prose included).
 
@@ -648,6 +645,7 @@ def sealed_trace_bytes(trace: SealedPracticeTrace) -> bytes:
     return checked_canonical_bytes(trace, SealedPracticeTrace)
 
 
+@trust_scope()
 def load_sealed_trace(data: bytes) -> SealedPracticeTrace | TraceVerification:
     """Decode stored bytes into a trace (docs/adr/0003, docs/adr/0007): canonical JSON only,
     rebuilt into typed records that validate on construction, and re-encoded to exactly the

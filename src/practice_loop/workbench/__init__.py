@@ -7,7 +7,8 @@ Three modules, imported one way only (ARCHITECTURE §5; ``tests/architecture``):
 - ``pages``: pure functions from verified records and the model to HTML;
 - ``server``: the HTTP server and its handler, ``serve`` and the ``workbench`` command.
 
-server -> pages -> model -> (``store``, ``verification``, ``progress``, ``kernel``), never back.
+server -> pages -> model -> (``product.store``, ``product.verification``, ``product.progress``,
+``kernel``), never back.
 """
 
 from .model import (

@@ -18,9 +18,9 @@ import hashlib
 import threading
 from urllib.parse import parse_qs
 
-from ..progress import Progress
-from ..store import CaseRow, ReadOnlyTraceStore
-from ..verification import Finding, check_case
+from ..product.progress import Progress
+from ..product.store import CaseRow, ReadOnlyTraceStore
+from ..product.verification import Finding, check_case
 
 _LIST_PARAMETERS = frozenset({"outcome", "reason", "q", "page"})
 

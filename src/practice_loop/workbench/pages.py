@@ -28,8 +28,8 @@ from ..kernel import (
     SourceSpan,
     problem_frame_digest,
 )
-from ..store import CaseRow
-from ..verification import Finding
+from ..product.store import CaseRow
+from ..product.verification import Finding
 from .model import ListedCase, ListQuery, Outcome
 
 HTML = "text/html; charset=utf-8"

@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..progress import Progress
-from ..store import DEFAULT_STORE, ReadOnlyTraceStore, StoreError
-from ..verification import check_trace
+from ..product.progress import Progress
+from ..product.store import DEFAULT_STORE, ReadOnlyTraceStore, StoreError
+from ..product.verification import check_trace
 from . import pages
 from .model import (
     BadQuery,

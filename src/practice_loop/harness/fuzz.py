@@ -1,7 +1,7 @@
 """``practice-loop fuzz``: a bounded, parallel, reproducible fuzz campaign (issue 7).
 
 Runs rounds of the property and state-machine suite (``python -m pytest -n N -p
-practice_loop.fuzz_plugin``, Hypothesis tests only) under the ``nightly`` profile, each with
+practice_loop.harness.fuzz_plugin``, Hypothesis tests only) under the ``nightly`` profile, each with
 fresh seeds and twice the examples of the round before (up to the profile's own), until its
 share of the time budget is spent; then the CrossHair lane (``python -m practice_loop
 contracts``) for the rest. A round still running at its deadline is stopped as Ctrl-C would
@@ -68,7 +68,7 @@ DEFAULT_MINUTES = 10.0
 DEFAULT_TEST_TIMEOUT = 300.0
 DEFAULT_CROSSHAIR_SHARE = 0.1
 DEFAULT_FIRST_EXAMPLES = 25
-CROSSHAIR_MODULE = "practice_loop.crosshair_lane"
+CROSSHAIR_MODULE = "practice_loop.harness.crosshair_lane"
 # `practice-loop contracts` (issue 6): exit 3 when its total bound cut it off; at most 64 jobs.
 CROSSHAIR_CUT_OFF = 3
 CROSSHAIR_MAX_JOBS = 64
@@ -268,7 +268,7 @@ def round_command(
         "pytest",
         "-q",
         "-p",
-        "practice_loop.fuzz_plugin",
+        "practice_loop.harness.fuzz_plugin",
         "-p",
         "no:randomly",  # it would reseed every test: rounds must draw fresh seeds
         "-p",

@@ -1,10 +1,10 @@
-"""The pytest side of ``practice-loop fuzz`` (issue 7): ``-p practice_loop.fuzz_plugin``.
+"""The pytest side of ``practice-loop fuzz`` (issue 7): ``-p practice_loop.harness.fuzz_plugin``.
 
 In a campaign round (``--fuzz-record=DIR``), in every process that runs tests:
 
 - keeps only Hypothesis tests (properties and state machines); plain tests are deselected;
 - loads a round profile derived from the profile in force: ``--fuzz-max-examples``, and the
-  example database the campaign chose (``practice_loop.fuzz_database``'s environment). A
+  example database the campaign chose (``practice_loop.harness.fuzz_database``'s environment). A
   derandomized profile is refused: a campaign needs fresh randomness;
 - gives every test a fresh seed of its own (as ``@seed`` would, so the database is still
   replayed first) and records it;

@@ -6,8 +6,8 @@ writes to one database and may replay others read-only (``ReadOnlyDatabase`` ins
 ``MultiplexedDatabase``), so a developer can replay CI's findings without changing CI's store.
 
 The choice travels to pytest, and to every pytest-xdist worker, through the environment
-(``tests/conftest.py`` reads it for the ``nightly`` profile, ``practice_loop.fuzz_plugin`` for
-every campaign round):
+(``tests/conftest.py`` reads it for the ``nightly`` profile, ``practice_loop.harness.fuzz_plugin``
+for every campaign round):
 
 - ``PRACTICE_LOOP_EXAMPLE_DB``: the database spec (default ``.hypothesis/nightly``);
 - ``PRACTICE_LOOP_EXAMPLE_DB_READONLY``: ``1`` to read that database without writing to it;

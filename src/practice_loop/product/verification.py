@@ -19,7 +19,7 @@ import dataclasses
 import enum
 from collections.abc import Callable, Iterator
 
-from .kernel import (
+from ..kernel import (
     SealedPracticeTrace,
     TraceFailure,
     TraceFailureCode,
@@ -27,6 +27,7 @@ from .kernel import (
     load_sealed_trace,
     replay_divergence,
     sealed_trace_bytes,
+    trust_scope,
     verify_sealed_trace,
 )
 from .runner import run_case
@@ -93,6 +94,7 @@ def _differing_fields(stored: CaseRow, expected: CaseRow) -> str:
     return ", ".join(n for n in names if getattr(stored, n) != getattr(expected, n))
 
 
+@trust_scope()  # one call: each record is validated and encoded once
 def check_case(row: CaseRow | MalformedRow, stored: StoredBody | None) -> list[Finding]:
     """Every failure of one case row and the trace it names (``stored``, or ``None`` when the
     store does not hold it); an empty list means the case verified in full."""

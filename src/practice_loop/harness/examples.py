@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .kernel import (
+from ..kernel import (
     Direction,
     FrameHazard,
     GroundedUnaryDeltaCue,
@@ -21,7 +21,7 @@ from .kernel import (
     SourceSpan,
     StateChangeProposal,
 )
-from .kernel.frame import PROBLEM_FRAME_SCHEMA_VERSION, UNARY_DELTA_ORGAN, UNARY_DELTA_RELATION
+from ..kernel.frame import PROBLEM_FRAME_SCHEMA_VERSION, UNARY_DELTA_ORGAN, UNARY_DELTA_RELATION
 
 
 def span_of(source: str, phrase: str, occurrence: int = 0) -> SourceSpan:

@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .kernel import (
+from ..kernel import (
     COMPUTE_BUDGET_V1,
     BudgetCharge,
     ComputeBudgetDecision,
@@ -35,9 +35,9 @@ from .kernel import (
     SearchGateStatus,
     decide_compute_budget,
 )
-from .kernel.budget import BUDGET_POLICIES
-from .kernel.operators import MISSING_ROLE_CANDIDATE_POLICY, attempt_charge_failure
-from .kernel.search_run import admission_failure, admit_within_ceiling
+from ..kernel.budget import BUDGET_POLICIES
+from ..kernel.operators import MISSING_ROLE_CANDIDATE_POLICY, attempt_charge_failure
+from ..kernel.search_run import admission_failure, admit_within_ceiling
 from .policy_file import (
     ANY_OTHER_REASON,
     VERSION_IN_FORCE,
@@ -510,7 +510,7 @@ from pathlib import Path
 
 from practice_loop.kernel import SearchGateStatus
 from practice_loop.kernel.budget import BudgetVerdict, budget_verdict
-from practice_loop.policy_file import kernel_policy, load_budget_table
+from practice_loop.harness.policy_file import kernel_policy, load_budget_table
 
 _POLICY = kernel_policy(load_budget_table(Path({path!r})))
 

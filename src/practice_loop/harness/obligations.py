@@ -6,10 +6,11 @@ our own records in ``docs/adr/``. Tests name what they prove with
 ``@pytest.mark.obligation("ADR-0228/17.7", ...)``.
 
 This module is standard library only, so the command line can read a registry and re-apply the
-gate to a finished run without pytest. It is also the pytest plugin (``-p
-practice_loop.obligations``): its two hooks below add the options and register
-:class:`practice_loop.gate_plugin.ObligationPlugin`, which records each test's obligations and
-outcome and, when asked, writes the matrix and fails the session.
+gate to a finished run without pytest, and it imports nothing of this project. The pytest plugin
+is :mod:`practice_loop.harness.gate_plugin` (``-p practice_loop.harness.gate_plugin``): it adds
+the options and registers its ``ObligationPlugin``, which records each test's obligations and
+outcome and, when asked, writes the matrix and fails the session. The dependency is one way:
+the plugin imports this module, never the reverse.
 
 The gate: an obligation in scope passes when at least one test names it and every test naming it
 passed. No test is ``uncovered``; any test failed, errored, skipped, xfailed or xpassed is
@@ -561,42 +562,3 @@ def summary_by_section(registry: Registry) -> Mapping[tuple[str, str], int]:
         key = (o.adr, o.section if o.adr.startswith("ADR-") else "")
         counts[key] = counts.get(key, 0) + 1
     return counts
-
-
-# ---------------------------------------------------------------------------------------------
-# pytest plugin entry (``-p practice_loop.obligations``). The hooks that need pytest itself
-# live in practice_loop.gate_plugin, imported only once pytest is configuring.
-
-
-def pytest_addoption(parser: Any) -> None:
-    group = parser.getgroup("obligations", "obligation registry and gate (docs/obligations.toml)")
-    group.addoption(
-        "--obligation-registry",
-        metavar="PATH",
-        default=None,
-        help="the obligation registry (default: <rootdir>/docs/obligations.toml)",
-    )
-    group.addoption(
-        "--obligation-matrix",
-        metavar="DIR",
-        default=None,
-        help="write matrix.md and matrix.json (obligation -> tests -> outcome) into DIR",
-    )
-    group.addoption(
-        "--obligation-gate",
-        action="store_true",
-        default=False,
-        help="fail the session when an obligation has no test, or a test naming it did not pass",
-    )
-    group.addoption(
-        "--obligation-adr",
-        metavar="ADR",
-        default=None,
-        help="gate only this ADR's obligations, e.g. ADR-0231 or LOCAL-0004",
-    )
-
-
-def pytest_configure(config: Any) -> None:
-    from .gate_plugin import configure
-
-    configure(config)

@@ -29,7 +29,7 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
-from .kernel import (
+from ..kernel import (
     SealedPracticeTrace,
     TraceFailure,
     TraceFailureCode,
@@ -38,7 +38,7 @@ from .kernel import (
     sealed_trace_bytes,
     verify_sealed_trace,
 )
-from .kernel.identity import MAX_DOCUMENT_BYTES
+from ..kernel.identity import MAX_DOCUMENT_BYTES
 
 DEFAULT_STORE = Path("practice-loop.sqlite")
 # Cases committed together inside ``batch()``: at most this many are lost to a power cut.

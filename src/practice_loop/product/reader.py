@@ -59,7 +59,7 @@ import enum
 import re
 from collections.abc import Iterable
 
-from .kernel import (
+from ..kernel import (
     Direction,
     FrameHazard,
     GroundedUnaryDeltaCue,
@@ -72,7 +72,7 @@ from .kernel import (
     SourceSpan,
     StateChangeProposal,
 )
-from .kernel.frame import (
+from ..kernel.frame import (
     MAX_EVIDENCE_CHARS,
     MAX_FRAME_ITEMS,
     MAX_FRAME_SPANS,
@@ -80,7 +80,7 @@ from .kernel.frame import (
     UNARY_DELTA_ORGAN,
     UNARY_DELTA_RELATION,
 )
-from .kernel.identity import MAX_SAFE_INT, has_lone_surrogate
+from ..kernel.identity import MAX_SAFE_INT, has_lone_surrogate
 
 __all__ = [
     "MAX_QUESTION_LENGTH",
@@ -413,7 +413,12 @@ def _opens_with(first_characters: Iterable[str]) -> str:
 
 _QUANTITY = re.compile(
     _opens_with(
-        [*CURRENCY_UNITS, *"0123456789", *(w[0] for w in NUMBER_WORDS), *(w[0].upper() for w in NUMBER_WORDS)]
+        [
+            *CURRENCY_UNITS,
+            *"0123456789",
+            *(w[0] for w in NUMBER_WORDS),
+            *(w[0].upper() for w in NUMBER_WORDS),
+        ]
     )
     + _quantity_pattern(named=True)
 )

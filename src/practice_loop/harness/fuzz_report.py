@@ -1,9 +1,9 @@
 """What a fuzz campaign found (issue 7): the records its rounds wrote, merged into one report,
 written as JSON, Markdown and JUnit XML, and each minimal failure turned into a regression patch.
 
-The records are the JSON lines ``practice_loop.fuzz_plugin`` appends per test process; a test
-that started and never finished is classified here (hung, crashed, or cut off by the campaign),
-never counted as passed.
+The records are the JSON lines ``practice_loop.harness.fuzz_plugin`` appends per test process; a
+test that started and never finished is classified here (hung, crashed, or cut off by the
+campaign), never counted as passed.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ class RecordRefusal(enum.Enum):
 
 
 class RecordError(ValueError):
-    """A record file that ``practice_loop.fuzz_plugin`` did not write."""
+    """A record file that ``practice_loop.harness.fuzz_plugin`` did not write."""
 
     def __init__(self, reason: RecordRefusal, detail: str) -> None:
         self.reason = reason
@@ -326,7 +326,7 @@ def reproduce_command(nodeid: str, profile: str, failure: FailureExample) -> str
             "pytest",
             nodeid,
             "-p",
-            "practice_loop.fuzz_plugin",
+            "practice_loop.harness.fuzz_plugin",
             f"--hypothesis-profile={profile}",
             f"--fuzz-reproduce={failure.version}:{failure.blob}",
         ]
@@ -338,7 +338,7 @@ def rerun_command(
 ) -> str:
     """A command that repeats the round's search for one test from its seed, with the same
     examples cap and hard timeout (for hung and crashed tests, which leave no blob)."""
-    command = ["python", "-m", "pytest", nodeid, "-p", "practice_loop.fuzz_plugin"]
+    command = ["python", "-m", "pytest", nodeid, "-p", "practice_loop.harness.fuzz_plugin"]
     command += [f"--hypothesis-profile={profile}", f"--fuzz-max-examples={max_examples}"]
     if run.seed is not None:
         command.append(f"--fuzz-seed={run.seed}")

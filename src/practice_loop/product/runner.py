@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from .kernel import (
+from ..kernel import (
     MAX_SAFE_INT,
     AnswerPath,
     AnswerRefusal,
@@ -26,8 +26,9 @@ from .kernel import (
     SealedPracticeTrace,
     StageRefusal,
     practice_case,
+    trust_scope,
 )
-from .kernel.identity import has_lone_surrogate
+from ..kernel.identity import has_lone_surrogate
 from .reader import ReaderRefusal, read_question
 from .store import CaseRow, StoreError, StoreProblem, TraceStore
 
@@ -234,6 +235,13 @@ def run_case(
     case_id: str, source: str, question: str, gold: str | None
 ) -> tuple[CaseRow, SealedPracticeTrace | None]:
     """Read, practise and classify one case; never raises for any question text."""
+    with trust_scope():
+        return _run_case(case_id, source, question, gold)
+
+
+def _run_case(
+    case_id: str, source: str, question: str, gold: str | None
+) -> tuple[CaseRow, SealedPracticeTrace | None]:
     frame = read_question(question)
     result = frame if type(frame) is ReaderRefusal else practice_case(frame)
     outcome, reason, value = classify(result)
@@ -303,9 +311,10 @@ def _run_lines(
         question = record["question"]
         assert type(question) is str
         gold = gold_answer(record.get("answer"))
-        row, trace = run_case(case_id, source, question, gold.value)
         try:
-            store.put_case(row, trace)
+            with trust_scope():  # one call: the trace is validated once, and stored
+                row, trace = run_case(case_id, source, question, gold.value)
+                store.put_case(row, trace)
         except StoreError as error:
             if error.problem not in _CONFLICTS:
                 raise

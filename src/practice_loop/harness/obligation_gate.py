@@ -1,8 +1,8 @@
 """``practice-loop gate``: the traceability matrix and the obligation gate for reviewers.
 
-Either runs the test suite in a child process with the obligation plugin
-(``python -m pytest -p practice_loop.obligations --obligation-gate --obligation-matrix=OUT``,
-with ``-n`` when pytest-xdist is installed), or, with ``--from-json RESULTS``, re-applies the
+Either runs the test suite in a child process with the obligation plugin (``python -m pytest
+-p practice_loop.harness.gate_plugin --obligation-gate --obligation-matrix=OUT``, with ``-n``
+when pytest-xdist is installed), or, with ``--from-json RESULTS``, re-applies the
 gate to the ``matrix.json`` of a finished run against the registry as it is now. Either way it
 writes ``matrix.md`` and ``matrix.json`` into ``--out`` (default ``gate-report/``).
 
@@ -102,7 +102,7 @@ def pytest_command(
         "-m",
         "pytest",
         "-p",
-        "practice_loop.obligations",
+        "practice_loop.harness.gate_plugin",
         "--obligation-gate",
         f"--obligation-matrix={out.resolve()}",
         f"--obligation-registry={registry.resolve()}",

@@ -1,5 +1,7 @@
-"""The pytest side of the obligation gate; loaded through ``-p practice_loop.obligations``.
+"""The pytest side of the obligation gate; loaded through ``-p practice_loop.harness.gate_plugin``.
 
+- Adds the ``--obligation-*`` options (``docs/obligations.toml`` is read by
+  :mod:`practice_loop.harness.obligations`, which never imports this module).
 - Registers the marker ``obligation(*ids)``.
 - At collection, refuses (a usage error naming the test and the id) any marker that names an id
   the registry does not hold, a waived obligation, or something that is not an id.
@@ -39,6 +41,38 @@ from .obligations import (
 
 PLUGIN_NAME = "practice_loop.obligation_gate"
 WORKER_ERROR_KEY = "practice_loop_obligation_usage_error"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("obligations", "obligation registry and gate (docs/obligations.toml)")
+    group.addoption(
+        "--obligation-registry",
+        metavar="PATH",
+        default=None,
+        help="the obligation registry (default: <rootdir>/docs/obligations.toml)",
+    )
+    group.addoption(
+        "--obligation-matrix",
+        metavar="DIR",
+        default=None,
+        help="write matrix.md and matrix.json (obligation -> tests -> outcome) into DIR",
+    )
+    group.addoption(
+        "--obligation-gate",
+        action="store_true",
+        default=False,
+        help="fail the session when an obligation has no test, or a test naming it did not pass",
+    )
+    group.addoption(
+        "--obligation-adr",
+        metavar="ADR",
+        default=None,
+        help="gate only this ADR's obligations, e.g. ADR-0231 or LOCAL-0004",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    configure(config)
 
 
 def configure(config: pytest.Config) -> None:

@@ -6,7 +6,7 @@ absent, never filled in (ADR-0226 §7G).
 
 from __future__ import annotations
 
-from .kernel import (
+from ..kernel import (
     AnswerRefusal,
     CandidateOperatorResult,
     GeometricSearchRun,

@@ -19,7 +19,7 @@ import re
 from pathlib import Path
 from typing import TypeVar
 
-from .kernel import (
+from ..kernel import (
     COMPUTE_BUDGET_V1,
     BudgetLimits,
     BudgetPolicyRow,
@@ -29,8 +29,9 @@ from .kernel import (
     RecordError,
     SearchGateStatus,
 )
-from .kernel.budget import LIMIT_FIELDS, budget_verdict
-from .kernel.identity import MAX_SAFE_INT, code, version
+from ..kernel.budget import LIMIT_FIELDS, budget_verdict
+from ..kernel.checks import code, version
+from ..kernel.identity import MAX_SAFE_INT
 
 POLICY_FILE_FORMAT = "practice_loop.policy_file.v1"
 BUDGET_POLICY_KIND = "compute_budget"

@@ -1,0 +1,352 @@
+"""The record base (docs/adr/0013): one encoder, each field's check declared once next to the
+field, and trust that lasts one call and belongs to the thread that opened it."""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from typing import Annotated, ClassVar
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from practice_loop.harness.examples import shipped_examples
+from practice_loop.kernel import (
+    SEARCH_GATE_V1,
+    ContractAssessment,
+    SealedPracticeTrace,
+    assess,
+    canonical_json,
+    practice_case,
+    sealed_trace_bytes,
+    trust_scope,
+    verify_sealed_trace,
+)
+from practice_loop.kernel import record as record_module
+from practice_loop.kernel import trust as trust_module
+from practice_loop.kernel.checks import Defect, RecordError, digest, non_negative_int, text
+from practice_loop.kernel.record import Record, inspect_record
+from practice_strategies import chains, problem_frames
+
+
+def _record_classes() -> list[type]:
+    found, pending = [], [Record]
+    while pending:
+        cls = pending.pop()
+        for sub in cls.__subclasses__():
+            pending.append(sub)
+            if dataclasses.is_dataclass(sub) and sub.__dict__.get("__slots__"):
+                found.append(sub)
+    return sorted(found, key=lambda cls: cls.__name__)
+
+
+RECORD_CLASSES = _record_classes()
+
+
+def _tree(record: object) -> list[Record]:
+    """Every record in ``record``'s tree, itself included."""
+    found: list[Record] = []
+    pending = [record]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, Record):
+            found.append(value)
+            pending.extend(getattr(value, field.name) for field in dataclasses.fields(value))
+        elif type(value) is tuple:
+            pending.extend(value)
+    return found
+
+
+def test_the_kernel_defines_records():
+    assert len(RECORD_CLASSES) >= 40, [cls.__name__ for cls in RECORD_CLASSES]
+
+
+# --------------------------------------------------------------------------------------------
+# Fields declared once
+
+
+@pytest.mark.obligation("LOCAL-0013/fields_declared_once")
+@pytest.mark.parametrize("kind", RECORD_CLASSES, ids=lambda cls: cls.__name__)
+def test_every_field_has_its_one_check_and_schema_is_derived(kind):
+    """``SCHEMA`` is exactly the fields, in declaration order, each with a callable check."""
+    names = [field.name for field in dataclasses.fields(kind)]
+    assert [name for name, _ in kind.SCHEMA] == names
+    assert all(callable(check) for _, check in kind.SCHEMA)
+    assert "SCHEMA" in kind.__dict__  # derived for this kind, never inherited
+
+
+@pytest.mark.obligation("LOCAL-0013/fields_declared_once")
+def test_a_field_without_a_check_cannot_be_declared():
+    with pytest.raises(TypeError, match=r"Unchecked\.count: declare it Annotated\[type, check\]"):
+
+        @dataclasses.dataclass(frozen=True, slots=True)
+        class Unchecked(Record):
+            name: Annotated[str, text]
+            count: int
+
+
+@pytest.mark.obligation("LOCAL-0013/fields_declared_once")
+def test_a_field_with_two_checks_cannot_be_declared():
+    with pytest.raises(TypeError, match=r"Doubly\.count"):
+
+        @dataclasses.dataclass(frozen=True, slots=True)
+        class Doubly(Record):
+            count: Annotated[int, non_negative_int, text]
+
+
+@pytest.mark.obligation("LOCAL-0013/fields_declared_once")
+def test_a_kind_that_is_not_slotted_is_refused_at_construction():
+    """Without ``slots=True`` the dataclass is never seen with its fields: it cannot be built."""
+
+    @dataclasses.dataclass(frozen=True)
+    class Unslotted(Record):
+        name: Annotated[str, text]
+
+    with pytest.raises(TypeError, match="frozen and slotted"):
+        Unslotted("x")
+
+
+@pytest.mark.obligation("LOCAL-0013/fields_declared_once")
+def test_a_declared_kind_checks_its_fields_and_seals_its_identity():
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Sealed(Record):
+        sealed_id: Annotated[str, digest]
+        count: Annotated[int, non_negative_int]
+        explanation: Annotated[str, text]
+
+        ID_FIELD: ClassVar = "sealed_id"
+
+    record = Sealed.sealed(count=3, explanation="why")
+    assert record.sealed_id == record.compute_id()
+    assert record.canonical_bytes() == canonical_json(record.to_json())
+    assert Sealed(record.sealed_id, 3, "other prose").sealed_id == record.sealed_id
+    with pytest.raises(RecordError, match="Sealed.count: negative_value"):
+        dataclasses.replace(record, count=-1)
+    object.__setattr__(record, "count", 4)  # altered in place: its id no longer reproduces
+    found = inspect_record(record, Sealed)
+    assert found is not None and (found.field, found.defect) == (
+        "sealed_id",
+        Defect.IDENTITY_MISMATCH,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# One encoder
+
+
+@pytest.mark.obligation("LOCAL-0013/one_encoder")
+@settings(max_examples=30)
+@given(chains())
+def test_bytes_from_the_encoder_equal_canonical_json_for_every_record_of_a_trace(chain):
+    """Inside a call, every record is encoded from its checked fields; the bytes are exactly
+    the profile-checked ``canonical_json`` of its JSON form, with prose and without."""
+    with trust_scope():
+        trace = practice_case(chain.frame)
+        assert type(trace) is SealedPracticeTrace
+        for record in _tree(trace):
+            for drop in (False, True):
+                expected = canonical_json(record.to_json(drop_explanations=drop))
+                assert record.canonical_bytes(drop_explanations=drop) == expected
+            if type(record).ID_FIELD is not None:
+                assert getattr(record, type(record).ID_FIELD) == record.compute_id()
+
+
+# --------------------------------------------------------------------------------------------
+# Trust scoped to one call
+
+
+@pytest.mark.obligation("LOCAL-0013/trust_scoped")
+def test_no_trust_outlives_its_call():
+    assert trust_module._CURRENT_TRUST.get() is None
+    trace = practice_case(shipped_examples()[0].frame)
+    assert trust_module._CURRENT_TRUST.get() is None
+    with trust_scope():
+        outer = trust_module._CURRENT_TRUST.get()
+        with trust_scope():  # an inner scope joins the outer one
+            assert trust_module._CURRENT_TRUST.get() is outer
+        assert inspect_record(trace, SealedPracticeTrace) is None
+        assert outer.records.get(id(trace)) is trace
+    assert trust_module._CURRENT_TRUST.get() is None
+
+
+@pytest.mark.obligation("LOCAL-0013/trust_scoped")
+def test_an_in_place_write_between_calls_is_seen():
+    trace = practice_case(shipped_examples()[0].frame)
+    assert verify_sealed_trace(trace).valid
+    span = trace.frame.facts[0].span
+    object.__setattr__(span, "text", span.text + "x")
+    assert not verify_sealed_trace(trace).valid
+    assert inspect_record(span, type(span)).defect is Defect.SPAN_LENGTH_MISMATCH
+    with pytest.raises(Exception, match="span_length_mismatch"):
+        sealed_trace_bytes(trace)
+
+
+@pytest.mark.obligation("LOCAL-0013/trust_scoped")
+def test_deleting_a_field_between_calls_is_seen():
+    trace = practice_case(shipped_examples()[1].frame)
+    object.__delattr__(trace.outcome, "explanation")
+    found = inspect_record(trace, SealedPracticeTrace)
+    assert found is not None and found.field == "outcome"
+
+
+@pytest.mark.obligation("LOCAL-0013/trust_scoped")
+def test_within_one_call_each_record_is_validated_once(monkeypatch):
+    """Trust is what makes re-inspection cheap: along a whole case, no record object is
+    validated twice (the count is over validations, by object identity)."""
+    seen: dict[int, int] = {}
+    admit = record_module._admit
+
+    def counting(record, trust, *, sealing):
+        seen[id(record)] = seen.get(id(record), 0) + 1
+        return admit(record, trust, sealing=sealing)
+
+    monkeypatch.setattr(record_module, "_admit", counting)
+    for example in shipped_examples():
+        seen.clear()
+        with trust_scope():
+            frame = dataclasses.replace(example.frame)  # a fresh object, admitted in the call
+            practice_case(frame)
+        twice = {key: count for key, count in seen.items() if count > 1}
+        assert not twice, f"{example.name}: validated again: {len(twice)} records"
+        assert seen  # the call did validate
+
+
+@pytest.mark.obligation("LOCAL-0013/trust_scoped")
+def test_trusting_changes_no_result():
+    """The same cases inside one shared scope, one scope each, and with every record built
+    outside any scope give byte-identical traces."""
+    frames = [example.frame for example in shipped_examples()]
+    separately = [sealed_trace_bytes(practice_case(frame)) for frame in frames]
+    with trust_scope():
+        together = [sealed_trace_bytes(practice_case(frame)) for frame in frames]
+    assert together == separately
+
+
+@pytest.mark.obligation("LOCAL-0013/trust_scoped")
+@settings(max_examples=20)
+@given(problem_frames(), st.data())
+def test_a_result_altered_in_place_is_not_served_by_the_next_call(frame, data):
+    """``remembered`` results live for one call: altering an assessment after the call
+    cannot reach the next one."""
+    first = assess(frame)
+    if type(first) is not ContractAssessment:
+        return
+    genuine = first.organ_version
+    object.__setattr__(first, "organ_version", "unary_delta_transition.v9")
+    again = assess(frame)
+    assert again is not first
+    assert type(again) is ContractAssessment and again.organ_version == genuine
+
+
+@pytest.mark.obligation("LOCAL-0013/threads")
+def test_calls_on_many_threads_share_no_trust_and_give_the_same_bytes():
+    """Workbench serves each request on its own thread: each thread's calls keep their own
+    trust (a context variable), and every thread gets the bytes one thread gets."""
+    frames = [example.frame for example in shipped_examples()]
+    expected = [sealed_trace_bytes(practice_case(frame)) for frame in frames]
+    results: dict[int, list[bytes]] = {}
+    scopes: dict[int, object] = {}
+    barrier = threading.Barrier(4)
+
+    def work(index: int) -> None:
+        barrier.wait()
+        got = []
+        for _ in range(3):
+            with trust_scope():
+                scopes.setdefault(index, trust_module._CURRENT_TRUST.get())
+                got.extend(sealed_trace_bytes(practice_case(frame)) for frame in frames)
+        results[index] = got
+
+    threads = [threading.Thread(target=work, args=(index,)) for index in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert all(results[index] == expected * 3 for index in range(4))
+    assert len({id(scope) for scope in scopes.values()}) == 4
+    assert trust_module._CURRENT_TRUST.get() is None
+
+
+@pytest.mark.obligation("LOCAL-0013/threads")
+def test_a_record_trusted_on_one_thread_is_validated_again_on_another():
+    trace = practice_case(shipped_examples()[2].frame)
+    ready, tampered, done = threading.Event(), threading.Event(), threading.Event()
+    found: list[object] = []
+
+    def trusting() -> None:
+        with trust_scope():
+            assert inspect_record(trace, SealedPracticeTrace) is None  # now trusted here
+            ready.set()
+            tampered.wait()
+            done.wait()
+
+    def other() -> None:
+        ready.wait()
+        span = trace.frame.facts[0].span
+        object.__setattr__(span, "start", span.start + 1)
+        tampered.set()
+        found.append(inspect_record(trace, SealedPracticeTrace))
+        done.set()
+
+    threads = [threading.Thread(target=trusting), threading.Thread(target=other)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert found[0] is not None and found[0].field == "frame"
+
+
+# --------------------------------------------------------------------------------------------
+# Constants validated at import (pinned)
+
+
+def _pinned_gate_policy():
+    from practice_loop.kernel import loop
+
+    (pinned,) = [p for p in loop._CONSTANTS if p.record is SEARCH_GATE_V1]
+    return pinned
+
+
+@pytest.mark.obligation("LOCAL-0013/trust_scoped")
+def test_a_pinned_constant_is_trusted_only_while_every_field_is_what_was_validated():
+    """The kernel's policies are validated once, at import; a call trusts one only after
+    checking, object by object, that nothing in its tree was altered in place since."""
+    pinned = _pinned_gate_policy()
+    assert record_module.admit_pinned(pinned) is False  # outside a call: nothing to trust
+    with trust_scope():
+        assert record_module.admit_pinned(pinned) is True
+    row = SEARCH_GATE_V1.reason_statuses[0]
+    genuine = row.status
+    other = next(status for status in type(genuine) if status is not genuine)
+    object.__setattr__(row, "status", other)
+    try:
+        with trust_scope():
+            assert record_module.admit_pinned(pinned) is False
+            assert all(
+                record is not row for record in trust_module._CURRENT_TRUST.get().records.values()
+            )
+    finally:
+        object.__setattr__(row, "status", genuine)
+    with trust_scope():
+        assert record_module.admit_pinned(pinned) is True
+
+
+@pytest.mark.obligation("LOCAL-0013/trust_scoped")
+def test_a_case_under_an_altered_constant_is_judged_by_its_new_content():
+    """An in-place change to the shipped gate policy between cases is seen by the next case:
+    the policy no longer equals the registered ``search_gate.v1``, so the gate refuses it."""
+    frame = shipped_examples()[0].frame  # a refused assessment: the case reaches the gate
+    genuine_trace = practice_case(frame)
+    row = SEARCH_GATE_V1.reason_statuses[0]
+    genuine = row.status
+    other = next(status for status in type(genuine) if status is not genuine)
+    object.__setattr__(row, "status", other)
+    try:
+        altered = practice_case(frame)
+    finally:
+        object.__setattr__(row, "status", genuine)
+    assert type(altered) is SealedPracticeTrace
+    assert altered.gate_decision.reason_code == "gate_unassessable_policy_unsupported"
+    assert altered.trace_id != genuine_trace.trace_id
+    assert practice_case(frame).trace_id == genuine_trace.trace_id
