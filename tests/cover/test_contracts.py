@@ -35,7 +35,6 @@ from practice_loop.harness.crosshair_lane import (
 )
 from practice_loop.kernel import (
     BlockerCode,
-    BudgetCharge,
     BudgetConsumed,
     BudgetLimits,
     BudgetPolicyRow,
@@ -203,7 +202,7 @@ SAMPLED: dict[str, tuple[Callable[..., Any], st.SearchStrategy[tuple[Any, ...]]]
     "operators.attempt_charge_failure": (
         operators.attempt_charge_failure,
         st.tuples(small, st.tuples(small, small, small, st.integers(0, 2)),
-                  st.builds(BudgetCharge, st.just(1), st.integers(1, 3)),
+                  st.tuples(st.just(1), st.integers(1, 3)),
                   st.tuples(st.integers(1, 3), st.integers(1, 3), st.integers(1, 2))),
     ),
     "replay.replay_disposition": (replay.replay_disposition, replay_facts()),
@@ -326,6 +325,15 @@ def spread(values: list[int]) -> int:
     return sum(value * value for value in values)
 '''
 
+VACUOUS = '''
+def grant(asked: int) -> int:
+    """
+    pre: asked > 0 and asked < 0
+    post: __return__ == asked
+    """
+    return asked
+'''
+
 MALFORMED = '''
 def grant(asked: int) -> int:
     """
@@ -373,6 +381,18 @@ def test_lane_cut_off_by_its_total_bound_is_incomplete(tmp_path):
 
 
 @needs_crosshair
+def test_lane_with_a_vacuous_condition_is_incomplete(tmp_path):
+    """Issue 16: a condition no input could reach was checked on nothing; the lane names it
+    and never reports a pass."""
+    modules = _module(tmp_path, "vacuous", VACUOUS)
+    result = run_lane(60, 2, modules=modules, search_path=[tmp_path])
+    assert result.outcome is LaneOutcome.INCOMPLETE and not result.passed
+    assert result.outcome.exit_code == 3
+    assert ConditionStatus.VACUOUS in {report.status for report in result.conditions}
+    assert any("vacuous.grant" in line and "vacuous" in line for line in result.not_completed)
+
+
+@needs_crosshair
 def test_lane_fails_on_a_malformed_condition(tmp_path):
     """Issue 6: a condition that does not parse is a failure, not a silent skip."""
     modules = _module(tmp_path, "malformed", MALFORMED)
@@ -387,6 +407,11 @@ def test_lane_result_refuses_an_inconsistent_verdict():
         crosshair_lane.LaneResult(LaneOutcome.HELD, (), (), ("m.f: not completed",), True, "")
     with pytest.raises(ValueError):
         crosshair_lane.LaneResult(LaneOutcome.HELD, (), ("m.f: false",), (), False, "")
+    vacuous = crosshair_lane.ConditionReport(
+        "m", "m.f", "m.py", 3, "x > 0", ConditionStatus.VACUOUS, ""
+    )
+    with pytest.raises(ValueError, match="checked on some input"):
+        crosshair_lane.LaneResult(LaneOutcome.HELD, (vacuous,), (), (), False, "")
 
 
 OLD_TABLE = """

@@ -131,6 +131,8 @@ class LaneResult:
             raise ValueError("an incomplete run names what it did not complete")
         if self.outcome is LaneOutcome.HELD and (self.not_completed or not self.conditions):
             raise ValueError("a run holds only when every condition was analysed")
+        if self.outcome is LaneOutcome.HELD and self.count(ConditionStatus.VACUOUS):
+            raise ValueError("a run holds only when every condition was checked on some input")
 
     @property
     def passed(self) -> bool:
@@ -357,6 +359,13 @@ def run_lane(
         r.describe() for r in conditions if r.status is ConditionStatus.NOT_COMPLETED
     )
     bound_hit = any(run.cut_off for run in runs)
+    # A vacuous condition was checked on no input at all: not a pass (issue 16 met one, a
+    # function whose record argument CrossHair could no longer build within its bound).
+    not_completed += tuple(
+        f"{r.describe()} (vacuous: no input met the preconditions)"
+        for r in conditions
+        if r.status is ConditionStatus.VACUOUS
+    )
     if counterexamples:
         outcome = LaneOutcome.COUNTEREXAMPLE
     elif not_completed or not conditions:

@@ -329,7 +329,8 @@ def _operator_charge_within_grant(table: BudgetTable, _: object, __: int) -> lis
         if row.status is not ComputeBudgetStatus.BUDGET_ALLOWED:
             continue
         for attempt_index in range(row.limits[0] + 1):
-            if attempt_charge_failure(attempt_index, row.limits, charge, policy_limits) is None:
+            charged = (charge.candidates, charge.steps)
+            if attempt_charge_failure(attempt_index, row.limits, charged, policy_limits) is None:
                 used = attempt_index + 1
                 if (
                     used * charge.candidates > row.limits[0]

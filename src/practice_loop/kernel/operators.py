@@ -447,16 +447,18 @@ def operator_admission_failure(
 def attempt_charge_failure(
     attempt_index: int,
     budget_limits: tuple[int, int, int, int],
-    charge: BudgetCharge,
+    charge: tuple[int, int],
     policy_limits: tuple[int, int, int],
 ) -> _R | None:
-    """ADR-0231 §7.3.17-20: attempt ``attempt_index`` (the ``attempt_index + 1``-th) fits the
-    budget's (max_candidates, max_depth, max_steps, max_parallelism) and the policy's
-    (depth, max_attempts_per_run, max_parallelism), every earlier attempt charged too.
+    """ADR-0231 §7.3.17-20: attempt ``attempt_index`` (the ``attempt_index + 1``-th), charged
+    the policy's (candidates, steps) each, fits the budget's (max_candidates, max_depth,
+    max_steps, max_parallelism) and the policy's (depth, max_attempts_per_run,
+    max_parallelism), every earlier attempt charged too. Plain ints, so that CrossHair
+    reasons over the arithmetic alone, not over building a record.
     §7.3.16, a negative index, is the input's own validation.
 
     pre: attempt_index >= 0 and min(budget_limits) >= 0 and min(policy_limits) >= 1
-    post: __return__ is not None or (attempt_index + 1) * charge.steps <= budget_limits[2]
+    post: __return__ is not None or (attempt_index + 1) * charge[1] <= budget_limits[2]
     post: __return__ is not None or attempt_index + 1 <= budget_limits[0]
     post: __return__ is not None or policy_limits[0] <= budget_limits[1]
     post: __return__ is not None or attempt_index < policy_limits[1]
@@ -464,14 +466,15 @@ def attempt_charge_failure(
     """
     max_candidates, max_depth, max_steps, max_parallelism = budget_limits
     depth, max_attempts, policy_parallelism = policy_limits
+    candidates, steps = charge
     if attempt_index >= max_candidates:
         return _R.ATTEMPT_INDEX_BEYOND_BUDGET
     if attempt_index >= max_attempts:
         return _R.ATTEMPT_INDEX_BEYOND_POLICY
     if not (
-        (attempt_index + 1) * charge.candidates <= max_candidates
+        (attempt_index + 1) * candidates <= max_candidates
         and depth <= max_depth
-        and (attempt_index + 1) * charge.steps <= max_steps
+        and (attempt_index + 1) * steps <= max_steps
     ):
         return _R.CHARGE_EXCEEDS_BUDGET
     if not max_parallelism == policy_parallelism == 1:
@@ -602,7 +605,7 @@ def _attempt_fits_charge(c: _Chain) -> _R | None:
     return attempt_charge_failure(
         c.operator_input.attempt_index,
         (c.budget.max_candidates, c.budget.max_depth, c.budget.max_steps, c.budget.max_parallelism),
-        c.policy.budget_charge,
+        (c.policy.budget_charge.candidates, c.policy.budget_charge.steps),
         (c.policy.depth, c.policy.max_attempts_per_run, c.policy.max_parallelism),
     )
 
