@@ -294,7 +294,7 @@ def test_practice_case_is_deterministic_and_replays_without_divergence(frame):
 
 @pytest.mark.obligation("LOCAL-0013/trust_scoped")
 def test_a_result_altered_in_place_does_not_change_the_next_case():
-    """ADR-0226 §9 (same input, same trace), 0003 validation memo ("it changes no result"):
+    """ADR-0226 §9 (same input, same trace), 0013 trust ("it never changes a result"):
     a caller altering the assessment of a trace it was given, in place, breaks that trace
     only; practice_case on the same, untouched frame still seals the genuine trace."""
     (example,) = [e for e in shipped_examples() if e.name == "direction_unbound"]

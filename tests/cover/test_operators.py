@@ -1615,7 +1615,7 @@ IN_PLACE: dict[str, tuple[Callable[[dict[str, Any]], None], OperatorRefusalReaso
 @share(5)
 @given(ctx=contexts())
 def test_records_altered_in_place_after_use_are_refused(label, ctx):
-    """ADR-0231 §7.2, §17 and the Record contract (identity.py): a record that validated
+    """ADR-0231 §7.2, §17 and the Record contract (record.py): a record that validated
     once and is then altered in place, at any depth, is judged again; nothing the first
     proposal learned about it is trusted."""
     arguments = _fresh_copies(ctx)

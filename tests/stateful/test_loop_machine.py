@@ -153,8 +153,8 @@ class LoopMachine(RuleBasedStateMachine):
 
     @rule(trace=traces)
     def alter_in_place(self, trace: SealedPracticeTrace) -> None:
-        """0003 validation memo: a produced record altered in place (its assessment's organ
-        version) makes the trace record_malformed even though it verified before; undoing the
+        """0013 trust scoped to one call: a produced record altered in place (its assessment's
+        organ version) makes the trace record_malformed even though it verified before; undoing the
         change makes it valid again. (That a later case on the same frame is unaffected while
         the change stands is test_loop's test_a_result_altered_in_place_...)"""
         assessment = trace.original_assessment
