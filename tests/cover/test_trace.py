@@ -97,8 +97,8 @@ def _case(frame) -> SealedPracticeTrace:
 
 
 def _example(name: str) -> SealedPracticeTrace:
-    """The trace of a shipped example (in-place tampering below always undoes itself: stage
-    results may be shared between cases through the kernel's memo)."""
+    """The trace of a shipped example (in-place tampering below always undoes itself: the
+    shipped constants a trace holds are shared with every later case)."""
     (example,) = [e for e in shipped_examples() if e.name == name]
     return _case(example.frame)
 
@@ -328,8 +328,8 @@ def test_a_broken_direct_proof_is_record_malformed():
 
 @pytest.mark.obligation("LOCAL-0013/trust_scoped", "LOCAL-0007/verify_structure")
 def test_a_record_altered_in_place_at_depth_is_caught_after_verification():
-    """docs/adr/0003 validation memo: verifying once and then altering a record deep inside
-    (a replay's proof obligation) in place is still caught; the memo changes no result."""
+    """docs/adr/0013 trust scoped to one call: verifying once and then altering a record deep
+    inside (a replay's proof obligation) in place is still caught by the next call."""
     trace = _example("direction_unbound")
     assert verify_sealed_trace(trace).valid
     obligation = trace.replays[0].replay_proof.obligations[0]
