@@ -152,26 +152,25 @@ def _joined(
 
 
 def _identity_digest(record: Record, parts: list[bytes], leaner: dict[int, bytes] | None) -> str:
-    """SHA-256 of the canonical bytes of ``record.identity_payload()``, from its parts."""
+    """SHA-256 of the canonical bytes of ``record.identity_payload()``, from its parts: the
+    parts without prose, the id blanked (a self-seal) and what the identity leaves out dropped."""
     kind = type(record)
-    left_out = kind._IDENTITY_DROPS
+    drops = kind._IDENTITY_DROPS
     if (
         kind._identity_excluded is not _STATIC_EXCLUSIONS
         or kind.IDENTITY_EXCLUDED is not kind._DECLARED_EXCLUDED
     ):
         # Exclusions that depend on values, or that were changed after the kind was made.
-        left_out = _identity_drops(kind, record._identity_excluded())
+        drops = _identity_drops(kind, record._identity_excluded())
+    hashed = list(parts)
+    if leaner is not None:
+        for index, part in leaner.items():
+            hashed[index] = part
     id_at, id_key = kind._ID_AT
-    hashed = []
-    for index, part in enumerate(parts):
-        if index in left_out:
-            continue
-        if index == id_at:
-            hashed.append(id_key + b'""')  # a self-seal hashes its id blank (unless dropped)
-        elif leaner is not None and index in leaner:
-            hashed.append(leaner[index])
-        else:
-            hashed.append(part)
+    if id_at not in drops:
+        hashed[id_at] = id_key + b'""'
+    for index in sorted(drops, reverse=True):
+        del hashed[index]
     return hashlib.sha256(b"{" + _COMMA.join(hashed) + b"}").hexdigest()
 
 
@@ -380,14 +379,11 @@ class Record:
             raise TypeError(f"{cls.__name__} has no identity to seal")
         record = object.__new__(cls)
         for name, default in cls._DEFAULTS:
-            if name in fields:
-                value = fields.pop(name)
-            elif default is not dataclasses.MISSING:
-                value = default
-            elif name == cls.ID_FIELD:
+            value = fields.pop(name, default)
+            if value is dataclasses.MISSING:
+                if name != cls.ID_FIELD:
+                    raise TypeError(f"{cls.__name__}.sealed() needs {name}")
                 value = _PLACEHOLDER_ID
-            else:
-                raise TypeError(f"{cls.__name__}.sealed() needs {name}")
             object.__setattr__(record, name, value)  # a new record: its own fields, once
         if fields:
             raise TypeError(f"{cls.__name__}.sealed() got unknown fields {sorted(fields)}")
