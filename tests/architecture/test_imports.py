@@ -42,6 +42,7 @@ ALLOWED_STDLIB = {
     "contextvars",  # one call's trust, per thread (docs/adr/0013)
     "dataclasses",
     "enum",
+    "functools",
     "hashlib",
     "json",
     "operator",

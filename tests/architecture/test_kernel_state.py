@@ -54,6 +54,8 @@ _TYPING = (
     typing._GenericAlias,  # type: ignore[attr-defined]
     type(typing.Callable[[object], object]),
     type(typing.Annotated[int, 0]),
+    typing.TypeVar,
+    typing.ParamSpec,
 )
 # Descriptors and members a class gets from ``dataclasses``, ``__slots__`` and ``enum``.
 _CLASS_MACHINERY = (

@@ -4,12 +4,15 @@ asyncio task) that opened it and ends with the call."""
 
 from __future__ import annotations
 
-import contextlib
 import contextvars
 import dataclasses
+import functools
 import typing
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable
+from typing import Any, ParamSpec, TypeVar
+
+_Params = ParamSpec("_Params")
+_Result = TypeVar("_Result")
 
 
 @dataclasses.dataclass(slots=True)
@@ -36,21 +39,39 @@ _CURRENT_TRUST: contextvars.ContextVar[_Trust | None] = contextvars.ContextVar(
 )
 
 
-@contextlib.contextmanager
-def trust_scope() -> Iterator[None]:
+class trust_scope:  # lower case: used as ``with trust_scope():`` and ``@trust_scope()``
     """One call: records validated inside are trusted until it ends. A scope opened inside
-    another joins it. Usable as a decorator (``@trust_scope()``).
+    another joins it. As a decorator (``@trust_scope()``), each call is a scope of its own.
 
     Inside a scope, never alter a record (``object.__setattr__``): it would stay trusted.
     Outside every scope, each inspection validates in full."""
-    if _CURRENT_TRUST.get() is not None:
-        yield
-        return
-    token = _CURRENT_TRUST.set(_Trust())
-    try:
-        yield
-    finally:
-        _CURRENT_TRUST.reset(token)
+
+    __slots__ = ("_token",)
+
+    def __init__(self) -> None:
+        self._token: contextvars.Token[_Trust | None] | None = None
+
+    def __enter__(self) -> None:
+        if _CURRENT_TRUST.get() is None:
+            self._token = _CURRENT_TRUST.set(_Trust())
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._token is not None:
+            _CURRENT_TRUST.reset(self._token)
+            self._token = None
+
+    def __call__(self, function: Callable[_Params, _Result]) -> Callable[_Params, _Result]:
+        @functools.wraps(function)
+        def within_one_call(*args: _Params.args, **kwargs: _Params.kwargs) -> _Result:
+            if _CURRENT_TRUST.get() is not None:
+                return function(*args, **kwargs)
+            token = _CURRENT_TRUST.set(_Trust())
+            try:
+                return function(*args, **kwargs)
+            finally:
+                _CURRENT_TRUST.reset(token)
+
+        return within_one_call
 
 
 def remembered(record: object, key: str, compute: typing.Callable[[], Any]) -> Any:
