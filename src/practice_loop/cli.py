@@ -64,6 +64,7 @@ EXTENSION_COMMANDS = {
     "contracts": ("harness.crosshair_lane", "add_subcommands"),
     "policy-diff": ("harness.crosshair_lane", "add_subcommands"),
     "prove-policy": ("harness.prove_policy", "add_subcommand"),
+    "mutants": ("harness.mutants", "add_subcommand"),
 }
 _TRACE_ID = re.compile(r"[0-9a-f]{64}")
 

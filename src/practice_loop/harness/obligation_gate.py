@@ -6,7 +6,8 @@ when pytest-xdist is installed), or, with ``--from-json RESULTS``, re-applies th
 gate to the ``matrix.json`` of a finished run against the registry as it is now. Either way it
 writes ``matrix.md`` and ``matrix.json`` into ``--out`` (default ``gate-report/``).
 
-Exit status: 0 when every gated obligation is covered by passing tests (and no test failed);
+Exit status: 0 when every gated obligation is covered by passing tests (and no test failed)
+and, with ``--mutants``, every catalogued mutant of it was killed and it has one where due;
 1 otherwise, naming each offending obligation; 2 on a usage error (a missing or invalid
 registry or results file, an unknown ADR, pytest refusing its arguments or a marker).
 """
@@ -21,6 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .mutants import DEFAULT_CATALOGUE, CatalogueError, kills_from_matrix, load_catalogue
 from .obligations import (
     DEFAULT_REGISTRY,
     MATRIX_JSON,
@@ -64,6 +66,20 @@ def add_subcommand(subparsers: Any) -> argparse.ArgumentParser:
         "--adr",
         metavar="ADR",
         help="gate only this ADR's obligations, e.g. ADR-0231 (the matrix still lists all)",
+    )
+    gate.add_argument(
+        "--mutants",
+        type=Path,
+        metavar="KILL_MATRIX",
+        help="also require every catalogued mutant of an obligation killed, and one where due, "
+        "from this kill-matrix.json of practice-loop mutants (the mutant half of the gate)",
+    )
+    gate.add_argument(
+        "--catalogue",
+        type=Path,
+        default=DEFAULT_CATALOGUE,
+        metavar="PATH",
+        help=f"the mutant catalogue the kill matrix was made of (default {DEFAULT_CATALOGUE})",
     )
     gate.add_argument(
         "--registry",
@@ -121,6 +137,17 @@ def run_gate(args: argparse.Namespace) -> int:
         return _usage(str(error))
     if args.adr is not None and args.adr not in registry.adrs:
         return _usage(f"unknown ADR {args.adr!r}; the registry holds {', '.join(registry.adrs)}")
+    kills = None
+    if args.mutants is not None:
+        try:
+            catalogue = load_catalogue(args.catalogue, registry)
+            kills = kills_from_matrix(
+                json.loads(args.mutants.read_text(encoding="utf-8")), catalogue
+            )
+        except CatalogueError as error:
+            return _usage(str(error))
+        except (OSError, UnicodeDecodeError, ValueError) as error:
+            return _usage(f"{args.mutants}: not a usable kill matrix: {error}")
     if args.workers != "auto" and not args.workers.isdigit():
         return _usage(f"--workers takes a number or 'auto', not {args.workers!r}")
     out: Path = args.out
@@ -157,7 +184,7 @@ def run_gate(args: argparse.Namespace) -> int:
     if exitstatus is None:
         recorded = meta.get("pytest_exitstatus")
         exitstatus = recorded if type(recorded) is int else None
-    verdict = evaluate(registry, results, args.adr)
+    verdict = evaluate(registry, results, args.adr, kills)
     json_path, md_path = write_matrix(
         out, registry, results, verdict, enforced=True, exitstatus=exitstatus
     )

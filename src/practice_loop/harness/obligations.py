@@ -47,7 +47,7 @@ ID_PATTERN = re.compile(
     r"(?P<adr>ADR-[0-9]{4})/(?P<section>[0-9]+)\.(?P<item>[a-z0-9][a-z0-9_]*)"
     r"|(?P<local>LOCAL-[0-9]{4})/(?P<slug>[a-z][a-z0-9_]*)"
 )
-ENTRY_KEYS = frozenset({"id", "adr", "section", "summary", "waiver"})
+ENTRY_KEYS = frozenset({"id", "adr", "section", "summary", "waiver", "no_mutant"})
 REQUIRED_KEYS = ("id", "adr", "section", "summary")
 TOP_LEVEL_KEYS = frozenset({"schema", "obligation"})
 _HEADER = re.compile(r"^[ \t]*\[\[[ \t]*obligation[ \t]*\]\]", re.MULTILINE)
@@ -60,6 +60,22 @@ COVERED = "covered"
 UNCOVERED = "uncovered"
 FAILING = "failing"
 WAIVED = "waived"
+MUTANT_NOT_KILLED = "mutant_not_killed"
+NO_MUTANT = "no_mutant"
+
+# Where every gated obligation needs a catalogued mutant (issue 17): the failure tables and test
+# obligations of the given ADRs, and the rules of our own records. An obligation here may say,
+# in ``no_mutant``, why no source edit can break it; anywhere else a mutant is welcome, not due.
+MUTANTS_REQUIRED = frozenset(
+    {
+        ("ADR-0226", "8"),
+        ("ADR-0227", "8"),
+        ("ADR-0228", "16"),
+        ("ADR-0228", "17"),
+        ("ADR-0231", "17"),
+        ("ADR-0231", "18"),
+    }
+)
 
 
 class RegistryError(ValueError):
@@ -84,7 +100,14 @@ class Obligation:
     section: str
     summary: str
     waiver: str | None = None
+    no_mutant: str | None = None  # why no source edit can break it, where a mutant is due
     line: int = 0
+
+    @property
+    def needs_mutant(self) -> bool:
+        """Whether the gate's mutant half needs a catalogued mutant of this obligation."""
+        due = self.adr.startswith("LOCAL-") or (self.adr, self.section) in MUTANTS_REQUIRED
+        return due and self.waiver is None and self.no_mutant is None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -204,6 +227,12 @@ def _check_entry(entry: object, line: int, problems: list[str]) -> Obligation | 
             f"{where}: id {ident!r} names section {match['section']}, "
             f"but section is {entry['section']!r}"
         )
+    if "no_mutant" in entry and "waiver" in entry:
+        problems.append(f"{where}: a waived obligation is never gated; it needs no no_mutant")
+    elif "no_mutant" in entry and not (
+        adr.startswith("LOCAL-") or (adr, entry["section"]) in MUTANTS_REQUIRED
+    ):
+        problems.append(f"{where}: no_mutant: no mutant is due in {adr} §{entry['section']}")
     if len(problems) > before:
         return None
     return Obligation(
@@ -212,6 +241,7 @@ def _check_entry(entry: object, line: int, problems: list[str]) -> Obligation | 
         section=entry["section"],
         summary=entry["summary"],
         waiver=entry.get("waiver"),
+        no_mutant=entry.get("no_mutant"),
         line=line,
     )
 
@@ -239,10 +269,21 @@ def worse_outcome(current: str | None, new: str | None) -> str | None:
 
 
 @dataclasses.dataclass(frozen=True)
+class MutantKill:
+    """One catalogued mutant of an obligation, as a kill matrix recorded it."""
+
+    mutant: str
+    status: str
+    killed: bool
+    killed_by: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
 class ObligationStatus:
     obligation: Obligation
     status: str
     tests: tuple[NodeResult, ...]
+    mutants: tuple[MutantKill, ...] = ()
 
     @property
     def offending_tests(self) -> tuple[NodeResult, ...]:
@@ -260,6 +301,8 @@ class GateVerdict:
     """(node id, obligation id) for each waived obligation a test names."""
     failed_tests: tuple[NodeResult, ...]
     """Tests that failed or errored, whatever they name."""
+    mutants_checked: bool = False
+    """Whether a kill matrix was applied (the mutant half of the gate)."""
 
     def in_scope(self, status: ObligationStatus) -> bool:
         return self.scope is None or status.obligation.adr == self.scope
@@ -287,9 +330,14 @@ class GateVerdict:
 
 
 def evaluate(
-    registry: Registry, results: Iterable[NodeResult], scope: str | None = None
+    registry: Registry,
+    results: Iterable[NodeResult],
+    scope: str | None = None,
+    kills: Mapping[str, Sequence[MutantKill]] | None = None,
 ) -> GateVerdict:
-    """Apply the gate to ``results``; ``scope`` limits it to one ADR's obligations."""
+    """Apply the gate to ``results``; ``scope`` limits it to one ADR's obligations. With
+    ``kills`` (a kill matrix's mutants by obligation), an obligation whose tests pass is
+    covered only when every mutant of it was killed, and, where one is due, it has one."""
     if scope is not None and scope not in registry.adrs:
         raise ValueError(f"unknown ADR {scope!r}: the registry holds {', '.join(registry.adrs)}")
     results = list(results)
@@ -313,11 +361,20 @@ def evaluate(
             status = UNCOVERED
         elif any(t.outcome != PASSED for t in tests):
             status = FAILING
+        elif kills is None:
+            status = COVERED
+        elif any(not kill.killed for kill in kills.get(obligation.id, ())):
+            status = MUTANT_NOT_KILLED
+        elif obligation.needs_mutant and not kills.get(obligation.id):
+            status = NO_MUTANT
         else:
             status = COVERED
-        statuses.append(ObligationStatus(obligation, status, tests))
+        mutants = tuple(kills.get(obligation.id, ())) if kills is not None else ()
+        statuses.append(ObligationStatus(obligation, status, tests, mutants))
     failed = tuple(r for r in results if r.outcome in ("failed", "error"))
-    return GateVerdict(scope, tuple(statuses), tuple(unknown), tuple(waived_named), failed)
+    return GateVerdict(
+        scope, tuple(statuses), tuple(unknown), tuple(waived_named), failed, kills is not None
+    )
 
 
 def verdict_lines(verdict: GateVerdict) -> list[str]:
@@ -328,12 +385,23 @@ def verdict_lines(verdict: GateVerdict) -> list[str]:
         f"obligation gate ({scope}): "
         f"{'PASSED' if verdict.passed else 'FAILED'}: "
         f"{gated - len(verdict.offending)} of {gated} gated obligations covered by passing tests"
-        f", {verdict.count(WAIVED, scoped=True)} waived"
+        + (" and killed mutants" if verdict.mutants_checked else "")
+        + f", {verdict.count(WAIVED, scoped=True)} waived"
+        + ("" if verdict.mutants_checked else " (mutant half not checked: no kill matrix)")
     )
     lines = [head]
     for status in verdict.offending:
         if status.status == UNCOVERED:
             lines.append(f"  {status.obligation.id}: no test names it")
+        elif status.status == NO_MUTANT:
+            lines.append(
+                f"  {status.obligation.id}: its tests pass, but no catalogued mutant breaks it"
+            )
+        elif status.status == MUTANT_NOT_KILLED:
+            missed = ", ".join(f"{k.mutant} ({k.status})" for k in status.mutants if not k.killed)
+            lines.append(
+                f"  {status.obligation.id}: its tests pass, but a mutant is not killed: {missed}"
+            )
         else:
             bad = ", ".join(f"{t.nodeid} ({t.outcome})" for t in status.offending_tests)
             lines.append(f"  {status.obligation.id}: {bad}")
@@ -374,6 +442,7 @@ def matrix_json(
                     "id": s.obligation.id,
                     "status": s.status,
                     "tests": [test_entry(t) for t in s.offending_tests],
+                    "mutants": [dataclasses.asdict(k) for k in s.mutants if not k.killed],
                 }
                 for s in verdict.offending
             ],
@@ -386,7 +455,10 @@ def matrix_json(
             COVERED: verdict.count(COVERED),
             UNCOVERED: verdict.count(UNCOVERED),
             FAILING: verdict.count(FAILING),
+            MUTANT_NOT_KILLED: verdict.count(MUTANT_NOT_KILLED),
+            NO_MUTANT: verdict.count(NO_MUTANT),
             WAIVED: verdict.count(WAIVED),
+            "mutants_checked": verdict.mutants_checked,
             "tests": len(results),
             "tests_naming_obligations": sum(1 for r in results if r.obligations),
         },
@@ -397,8 +469,10 @@ def matrix_json(
                 "section": s.obligation.section,
                 "summary": s.obligation.summary,
                 "waiver": s.obligation.waiver,
+                "no_mutant": s.obligation.no_mutant,
                 "status": s.status,
                 "tests": [test_entry(t) for t in s.tests],
+                "mutants": [dataclasses.asdict(kill) for kill in s.mutants],
             }
             for s in verdict.statuses
         ],
@@ -450,6 +524,17 @@ def _test_cell(tests: Sequence[NodeResult]) -> str:
     return "<br>".join(parts) if parts else "—"
 
 
+def _mutant_cell(kills: Sequence[MutantKill], *, only_live: bool) -> str:
+    shown = [k for k in kills if not (only_live and k.killed)]
+    parts = [
+        f"`{_cell(k.mutant)}` ({k.status}"
+        + (f" by `{_cell(k.killed_by)}`" if k.killed_by and not only_live else "")
+        + ")"
+        for k in shown
+    ]
+    return "<br>".join(parts) if parts else "—"
+
+
 def matrix_markdown(
     registry: Registry, results: Sequence[NodeResult], verdict: GateVerdict, *, enforced: bool
 ) -> str:
@@ -490,6 +575,34 @@ def matrix_markdown(
         out += [f"| {s.obligation.id} | {_test_cell(s.offending_tests)} |" for s in failing]
     else:
         out.append("None.")
+    if verdict.mutants_checked:
+        not_killed = [s for s in scoped if s.status == MUTANT_NOT_KILLED]
+        no_mutant = [s for s in scoped if s.status == NO_MUTANT]
+        out += [
+            "",
+            f"## Mutant not killed: tests pass, a mutant of these lives ({len(not_killed)})",
+        ]
+        out += [""]
+        if not_killed:
+            out += ["| obligation | mutants not killed |", "|---|---|"]
+            out += [
+                f"| {s.obligation.id} | {_mutant_cell(s.mutants, only_live=True)} |"
+                for s in not_killed
+            ]
+        else:
+            out.append("None.")
+        out += ["", f"## No mutant: tests pass, but nothing shows they can fail ({len(no_mutant)})"]
+        out += [""]
+        if no_mutant:
+            out += ["| obligation | summary |", "|---|---|"]
+            out += [f"| {s.obligation.id} | {_cell(s.obligation.summary)} |" for s in no_mutant]
+        else:
+            out.append("None.")
+    else:
+        out += [
+            "",
+            "Mutant half not checked: no kill matrix was given (`practice-loop gate --mutants`).",
+        ]
     problems = [
         *(
             f"`{_cell(n)}` names `{_cell(i)}`, which the registry does not hold"
@@ -507,15 +620,22 @@ def matrix_markdown(
     for adr in registry.adrs:
         rows = [s for s in verdict.statuses if s.obligation.adr == adr]
         out += ["", f"## {adr}", ""]
-        out += ["| obligation | section | summary | status | tests |", "|---|---|---|---|---|"]
+        out += [
+            "| obligation | section | summary | status | tests | mutants |",
+            "|---|---|---|---|---|---|",
+        ]
         for s in rows:
             if s.status == WAIVED:
                 tests = f"waived: {_cell(s.obligation.waiver or '')}"
             else:
                 tests = _test_cell(s.tests)
+            if s.obligation.no_mutant is not None and not s.mutants:
+                mutants = f"none due: {_cell(s.obligation.no_mutant)}"
+            else:
+                mutants = _mutant_cell(s.mutants, only_live=False)
             out.append(
                 f"| {s.obligation.id} | {_cell(s.obligation.section)} | "
-                f"{_cell(s.obligation.summary)} | {s.status} | {tests} |"
+                f"{_cell(s.obligation.summary)} | {s.status} | {tests} | {mutants} |"
             )
     out.append("")
     return "\n".join(out)
