@@ -123,9 +123,6 @@ def test_the_catalogue_digest_is_of_its_entries_not_their_order_or_files(tmp_pat
 
 
 @pytest.mark.obligation("LOCAL-0014/catalogue_schema")
-@pytest.mark.obligation("LOCAL-0014/stale_fails")
-@pytest.mark.obligation("LOCAL-0014/invalid_fails", "LOCAL-0014/kills_confirmed")
-@pytest.mark.obligation("LOCAL-0014/gate_mutant_half")
 @pytest.mark.parametrize(
     ("edit", "problem"),
     [
@@ -188,6 +185,7 @@ def test_an_unknown_obligation_is_refused_with_a_suggestion(tmp_path):
     assert "ADR-0227/13.4" in problems[0]
 
 
+@pytest.mark.obligation("LOCAL-0014/stale_fails")
 @pytest.mark.parametrize(
     ("source", "count"),
     [("x = 1\n", 0), ("a = max_parallelism != 1\nb = max_parallelism != 1\n", 2)],
@@ -274,6 +272,7 @@ def test_a_mutant_of_an_obligation_no_test_names_meets_the_whole_suite(tmp_path)
     assert [arguments for arguments, _ in worker.calls] == [[]]
 
 
+@pytest.mark.obligation("LOCAL-0014/invalid_fails", "LOCAL-0014/kills_confirmed")
 @pytest.mark.parametrize(
     ("run", "status", "detail"),
     [
@@ -520,6 +519,7 @@ def test_the_gate_covers_an_obligation_only_when_its_tests_pass_and_its_mutants_
     assert "no kill matrix" in verdict_lines(evaluate(registry, results))[0]
 
 
+@pytest.mark.obligation("LOCAL-0014/gate_mutant_half")
 @pytest.mark.parametrize(
     ("extra", "problem"),
     [

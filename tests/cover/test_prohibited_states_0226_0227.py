@@ -9,6 +9,7 @@ meaningfully fail for each prohibited state).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import sqlite3
 from pathlib import Path
 
@@ -18,6 +19,8 @@ from hypothesis import strategies as st
 
 from practice_loop.kernel import (
     CANDIDATE_OPERATOR_SET,
+    PROBLEM_FRAME_SCHEMA_VERSION,
+    UNARY_DELTA_ORGAN,
     AssessmentStatus,
     Blocker,
     BlockerCode,
@@ -26,8 +29,14 @@ from practice_loop.kernel import (
     CandidateReplayStatus,
     ComputeBudgetStatus,
     ContractAssessment,
+    Defect,
+    FrameHazard,
     GateReason,
+    HazardCode,
     OpenedSearchRun,
+    ProblemFrame,
+    RecordDefect,
+    RecordError,
     Role,
     SealedPracticeTrace,
     SearchGateDecision,
@@ -274,3 +283,27 @@ def test_the_run_refuses_a_second_attempt_of_a_one_attempt_operator(frame) -> No
         outcome = record_attempts(opened, CANDIDATE_OPERATOR_SET, attempts)
         assert type(outcome) is SearchRunRefusal
         assert outcome.reason_codes == ("attempt_limit_exceeded",)
+
+
+# --------------------------------------------------------------------------------------------
+# ADR-0226 §13.11: no hidden normalization of evidence
+
+
+@pytest.mark.obligation("ADR-0226/13.11")
+@pytest.mark.parametrize("text", ["ANN", "ann", "aNn", "APPLES", "Apples"])
+def test_a_span_that_matches_the_source_only_up_to_case_is_refused(text: str) -> None:
+    """ADR-0226 §13.11: nothing authorizes hidden normalization. A span must be the source's
+    exact characters at its offsets: one that matches only after case folding (or any other
+    normalization) is refused on construction, SPAN_NOT_IN_SOURCE, never accepted."""
+    source = "Ann had 3 apples."
+    start = source.casefold().index(text.casefold())
+    assert source[start : start + len(text)] != text
+    frame = ProblemFrame(
+        PROBLEM_FRAME_SCHEMA_VERSION, UNARY_DELTA_ORGAN, source, (), (), (), None, ()
+    )
+    span = SourceSpan(text, start, start + len(text), 0)
+    with pytest.raises(RecordError) as refused:
+        dataclasses.replace(frame, hazards=(FrameHazard(HazardCode.RATE_OR_RATIO, (span,)),))
+    assert refused.value.found == RecordDefect(
+        "ProblemFrame", "source_text", Defect.SPAN_NOT_IN_SOURCE
+    )

@@ -31,7 +31,9 @@ from practice_strategies import build_chain
 CHAIN = build_chain(direction_unbound().frame)
 
 
-def _row(name: str = "missing_role_candidate", *, version: str | None = None) -> OperatorManifestRow:
+def _row(
+    name: str = "missing_role_candidate", *, version: str | None = None
+) -> OperatorManifestRow:
     return OperatorManifestRow(
         operator_name=name,
         operator_version=version or f"{name}.v1",
@@ -116,16 +118,6 @@ def test_attempt_from_an_undeclared_version_of_a_declared_operator_refuses_the_r
     stranger = _attempt(row, 0, 0, version="missing_role_candidate.v2")
     outcome = record_attempts(_opened(manifest), manifest, (stranger,))
     _refused(outcome, "attempt_operator_undeclared")
-
-
-@pytest.mark.obligation("ADR-0228/16.11", "ADR-0228/16.13", "ADR-0228/17.17")
-def test_run_never_records_an_attempt_that_claims_replay_closure():
-    """ADR-0228 §12, §16 rows 11 and 13, §17.17: the run never replays, so an attempt that
-    arrives already replay_closed is refused (attempt_not_pending), never written in."""
-    row = _row()
-    manifest = OperatorSetManifest("candidate_operators.v1", (row,))
-    closed = _attempt(row, 0, 0, status=CandidateReplayStatus.REPLAY_CLOSED)
-    _refused(record_attempts(_opened(manifest), manifest, (closed,)), "attempt_not_pending")
 
 
 @pytest.mark.obligation("ADR-0228/16.13", "ADR-0228/17.17")
