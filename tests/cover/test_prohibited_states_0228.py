@@ -8,24 +8,21 @@ import dataclasses
 
 import pytest
 
+from practice_loop.harness.catalogue.forging import opened
 from practice_loop.harness.examples import direction_unbound
 from practice_loop.kernel import (
-    GEOMETRIC_SEARCH_RUN_V2_POLICY_VERSION,
     BudgetCharge,
     CandidateAttempt,
     CandidateReplayStatus,
     Defect,
     GeometricSearchRun,
-    OpenedSearchRun,
     OperatorManifestRow,
     OperatorSetManifest,
     RecordError,
     RunDisposition,
     SearchRunRefusal,
-    open_search_run,
     record_attempts,
 )
-from practice_loop.kernel.search_run import search_input_for
 from practice_strategies import build_chain
 
 CHAIN = build_chain(direction_unbound().frame)
@@ -52,15 +49,6 @@ def _row(
         forbidden_side_effects=("mutation", "io", "clock", "randomness"),
         replay_obligations=("contract_replay", "proof_replay"),
     )
-
-
-def _opened(manifest: OperatorSetManifest) -> OpenedSearchRun:
-    search_input = search_input_for(
-        CHAIN.gate, CHAIN.budget, manifest, GEOMETRIC_SEARCH_RUN_V2_POLICY_VERSION
-    )
-    opened = open_search_run(search_input, CHAIN.gate, CHAIN.budget, manifest)
-    assert type(opened) is OpenedSearchRun, opened
-    return opened
 
 
 def _attempt(
@@ -102,9 +90,11 @@ def test_attempt_whose_step_index_skips_the_earlier_charge_is_out_of_order():
     row = _row()
     manifest = OperatorSetManifest("candidate_operators.v1", (row,))
     first, second = _attempt(row, 0, 0), _attempt(row, 1, 0)
-    _refused(record_attempts(_opened(manifest), manifest, (first, second)), "attempt_order_invalid")
+    _refused(
+        record_attempts(opened(CHAIN, manifest), manifest, (first, second)), "attempt_order_invalid"
+    )
     # Control: the same attempts with the cumulative step index are recorded, in order.
-    run = record_attempts(_opened(manifest), manifest, (first, _attempt(row, 1, 1)))
+    run = record_attempts(opened(CHAIN, manifest), manifest, (first, _attempt(row, 1, 1)))
     assert type(run) is GeometricSearchRun
     assert [a.attempt_index for a in run.candidate_attempts] == [0, 1]
 
@@ -116,7 +106,7 @@ def test_attempt_from_an_undeclared_version_of_a_declared_operator_refuses_the_r
     row = _row()
     manifest = OperatorSetManifest("candidate_operators.v1", (row,))
     stranger = _attempt(row, 0, 0, version="missing_role_candidate.v2")
-    outcome = record_attempts(_opened(manifest), manifest, (stranger,))
+    outcome = record_attempts(opened(CHAIN, manifest), manifest, (stranger,))
     _refused(outcome, "attempt_operator_undeclared")
 
 
@@ -126,7 +116,9 @@ def test_a_pending_run_record_cannot_carry_a_closed_attempt():
     candidate_replay_pending run whose attempts include a replay_closed one cannot be sealed."""
     row = _row()
     manifest = OperatorSetManifest("candidate_operators.v1", (row,))
-    run = record_attempts(_opened(manifest), manifest, (_attempt(row, 0, 0), _attempt(row, 1, 1)))
+    run = record_attempts(
+        opened(CHAIN, manifest), manifest, (_attempt(row, 0, 0), _attempt(row, 1, 1))
+    )
     assert type(run) is GeometricSearchRun
     assert run.run_disposition is RunDisposition.CANDIDATE_REPLAY_PENDING
     closed = _attempt(row, 1, 1, status=CandidateReplayStatus.REPLAY_CLOSED)
