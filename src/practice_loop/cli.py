@@ -65,6 +65,7 @@ EXTENSION_COMMANDS = {
     "policy-diff": ("harness.crosshair_lane", "add_subcommands"),
     "prove-policy": ("harness.prove_policy", "add_subcommand"),
     "mutants": ("harness.mutants", "add_subcommand"),
+    "mutation-score": ("harness.mutation_score", "add_subcommand"),
 }
 _TRACE_ID = re.compile(r"[0-9a-f]{64}")
 

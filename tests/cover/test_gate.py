@@ -436,6 +436,21 @@ def test_garbage_never_raises(assessment: object, residuals: object) -> None:
     assert decision.residual_ids == () and decision.evidence_spans == ()
 
 
+@pytest.mark.obligation("LOCAL-0002/rule_order", "LOCAL-0002/rule_1")
+@share(6)
+@given(chain=chains(), residuals=garbage)
+def test_a_malformed_assessment_is_named_before_malformed_residuals(
+    chain: Chain, residuals: object
+) -> None:
+    """docs/adr/0002: rule 1 (the assessment) is tried before rule 2 (the residuals), so a
+    context with both malformed is ASSESSMENT_MALFORMED, whatever the residuals are."""
+    forged = tampered(chain.assessment, assessment_id="0" * 64)
+    for context in ((forged, residuals), (forged, (forged,)), (None, chain.residuals)):
+        decision = decide_search_gate(*context)  # type: ignore[arg-type]
+        _assert_sealed(decision)
+        assert decision.reason_code == GateReason.ASSESSMENT_MALFORMED.value
+
+
 @pytest.mark.obligation("LOCAL-0002/rule_2")
 @share(6)
 @given(chain=chains(), residuals=garbage)

@@ -10,6 +10,8 @@ import importlib.util
 import json
 import os
 import py_compile
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -276,7 +278,7 @@ def test_a_mutant_of_an_obligation_no_test_names_meets_the_whole_suite(tmp_path)
 @pytest.mark.parametrize(
     ("run", "status", "detail"),
     [
-        (PytestRun(None, (), 5.0, ""), Status.TIMED_OUT, ""),
+        (PytestRun(None, (), 5.0, ""), Status.TIMED_OUT, "timeout after 5 s"),
         (
             PytestRun(2, (("tests/x.py", "collect"),), 1.0, ""),
             Status.INVALID,
@@ -329,6 +331,70 @@ def test_writing_a_mutated_module_drops_its_cached_bytecode(tmp_path):
     assert not cache.exists()
 
 
+_PHASES_PROBE = """
+from hypothesis import settings
+
+def test_phases():
+    print("PHASES", sorted(phase.name for phase in settings.default.phases))
+"""
+
+
+@pytest.mark.parametrize(
+    ("judging", "expected"),
+    [
+        (True, ["explicit", "generate", "reuse", "target"]),
+        (False, ["explain", "explicit", "generate", "reuse", "shrink", "target"]),
+    ],
+)
+def test_a_judging_run_skips_shrinking_and_only_it_does(tmp_path, judging, expected):
+    """docs/adr/0014: under a mutant one failing example is a kill, so the runs that judge one
+    (those with ``--mutant-report``) skip Hypothesis's shrink and explain phases, the largest
+    cost of a kill; every other phase, and every other run, is as the profile says."""
+    (tmp_path / "test_probe.py").write_text(_PHASES_PROBE, encoding="utf-8")
+    report = tmp_path / "report.json"
+    judge = [f"--mutant-report={report}"] if judging else []
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-s",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "practice_loop.harness.mutant_plugin",
+            *judge,
+            "test_probe.py",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+        env=os.environ | {"HYPOTHESIS_PROFILE": "default"},
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"PHASES {expected}" in done.stdout
+    assert report.is_file() is judging
+
+
+@pytest.mark.obligation("LOCAL-0014/kills_confirmed")
+def test_a_timeout_counts_only_when_the_same_tests_finish_unmutated(tmp_path):
+    """A phase cut off by --timeout proves a hang only if the same tests finish in time on the
+    unmutated copy; if they time out there too, the timeout is too short and the mutant is
+    unconfirmed, never a kill."""
+    slow = MutantResult(_MUTANT, Status.TIMED_OUT, Phase.SUITE, 5.0)
+    hang = MutantResult(
+        dataclasses_replace(_MUTANT, id="n"), Status.TIMED_OUT, Phase.OBLIGATION_TESTS, 5.0
+    )
+    arguments = {"m": [], "n": ["t::a"]}
+    worker = _ScriptedWorker(_copy(tmp_path), [PytestRun(None, (), 5.0, ""), _PASS])
+    confirmed = confirm_kills([worker], [slow, hang], lambda r: arguments[r.mutant.id])
+    assert [r.status for r in confirmed] == [Status.UNCONFIRMED, Status.TIMED_OUT]
+    assert "longer than --timeout on the unmutated copy" in confirmed[0].detail
+    assert worker.calls == [([], "LIMIT = 1\n"), (["t::a"], "LIMIT = 1\n")]  # unmutated
+
+
 @pytest.mark.obligation("LOCAL-0014/kills_confirmed")
 def test_a_kill_by_a_test_that_fails_unmutated_too_is_unconfirmed(tmp_path):
     """A test failing without any mutant killed nothing: every kill is re-run unmutated."""
@@ -344,7 +410,7 @@ def test_a_kill_by_a_test_that_fails_unmutated_too_is_unconfirmed(tmp_path):
         MutantResult(dataclasses_replace(_MUTANT, id="o"), Status.STALE),
     ]
     worker = _ScriptedWorker(_copy(tmp_path), [PytestRun(1, (("t::flaky", "call"),), 1.0, "")])
-    confirmed = confirm_kills(worker, results)
+    confirmed = confirm_kills([worker], results)
     assert [r.status for r in confirmed] == [Status.UNCONFIRMED, Status.KILLED, Status.STALE]
     assert worker.calls == [(["t::flaky", "t::good"], "LIMIT = 1\n")]
 
@@ -354,7 +420,7 @@ def test_a_kill_by_a_test_whose_fixture_errors_unmutated_is_unconfirmed(tmp_path
     """A killing test that errors in its setup on the unmutated copy killed nothing either."""
     results = [MutantResult(_MUTANT, Status.KILLED, Phase.OBLIGATION_TESTS, 1.0, "t::fixture")]
     worker = _ScriptedWorker(_copy(tmp_path), [PytestRun(1, (("t::fixture", "setup"),), 1.0, "")])
-    assert [r.status for r in confirm_kills(worker, results)] == [Status.UNCONFIRMED]
+    assert [r.status for r in confirm_kills([worker], results)] == [Status.UNCONFIRMED]
 
 
 def dataclasses_replace(mutant: Mutant, **changes) -> Mutant:

@@ -1358,6 +1358,36 @@ def _respanned(result: CandidateOperatorResult, spans: tuple[SourceSpan, ...]):
     )
 
 
+@share(5)
+@given(contexts(), st.integers(257, 10**6))
+def test_the_attempt_index_binds_by_value_not_by_object(ctx, index):
+    """The result, its attempt and its reconstruction name one attempt index; three equal
+    indexes that are three int objects (as decoding a stored trace gives them, beyond the
+    small ints CPython shares) bind all the same (the kernel mutation score's survivor
+    ``==`` made ``is``, docs/adr/0015)."""
+    result = _assert_result(propose(ctx))
+    attempt = CandidateAttempt.sealed(
+        **fields_for_sealing(result.candidate_attempt, attempt_index=int(str(index)))
+    )
+    rebuilt = CandidateReconstruction.sealed(
+        **fields_for_sealing(
+            result.reconstruction, attempt_index=int(str(index)), attempt_id=attempt.attempt_id
+        )
+    )
+    reindexed = CandidateOperatorResult.sealed(
+        **fields_for_sealing(
+            result,
+            attempt_index=int(str(index)),
+            attempt_id=attempt.attempt_id,
+            candidate_reconstruction_digest=rebuilt.candidate_reconstruction_digest,
+            candidate_attempt=attempt,
+            reconstruction=rebuilt,
+        )
+    )
+    assert type(reindexed) is CandidateOperatorResult, reindexed
+    assert inspect_record(reindexed, CandidateOperatorResult) is None
+
+
 @pytest.mark.obligation("ADR-0231/18.16")
 @given(contexts())
 def test_span_order_and_duplicates_change_every_identity(ctx):

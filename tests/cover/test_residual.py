@@ -149,7 +149,7 @@ def test_one_residual_per_blocker_in_order(frame: ProblemFrame) -> None:
         assert residual.candidate_organ == assessment.organ
 
 
-@pytest.mark.obligation("LOCAL-0001/one_per_blocker", "ADR-0226/13.11")
+@pytest.mark.obligation("LOCAL-0001/one_per_blocker", "LOCAL-0001/residual_id", "ADR-0226/13.11")
 @given(st.lists(blockers(), min_size=1, max_size=4), digests)
 def test_projection_preserves_spans_exactly_with_duplicates(
     drawn: list[Blocker], frame_digest: str

@@ -542,6 +542,26 @@ def test_each_cross_identity_row(name):
     )
 
 
+@pytest.mark.obligation("LOCAL-0007/replay_divergence", "ADR-0226/9.8")
+@pytest.mark.parametrize(
+    ("cut", "missing"),
+    [
+        ({"outcome": None}, "outcome"),
+        ({"replays": (), "outcome": None}, "replay"),
+        ({"run_outcome": None, "replays": (), "outcome": None}, "run"),
+    ],
+)
+def test_a_trace_cut_short_diverges_at_the_first_stage_it_lacks(cut, missing):
+    """A trace whose stages are a strict prefix of its replay's (resealed, so every stage it
+    has matches) diverges at the first stage the replay has and it lacks, never at ``trace``
+    (the kernel mutation score's first survivor, docs/adr/0015)."""
+    forged = _resealed_trace(DU, **cut)
+    assert forged.stage_digests == DU.stage_digests[: len(forged.stage_digests)]
+    assert replay_divergence(forged) == TraceFailure(
+        F.REPLAY_DIVERGED, missing, "replayed trace differs"
+    )
+
+
 VERSION_CHANGES = {
     "newer_answer_version": (
         lambda: {"versions": (("answer", "proof_gated_answer.v2"), *TRACE_VERSIONS[1:])},
@@ -611,8 +631,7 @@ BUDGET_V2_FAILURES = (
     TraceFailure(
         F.VERSION_MISMATCH,
         "budget",
-        "ComputeBudgetDecision.policy_version is 'compute_budget.v2', "
-        "declared 'compute_budget.v1'",
+        "ComputeBudgetDecision.policy_version is 'compute_budget.v2', declared 'compute_budget.v1'",
     ),
     TraceFailure(
         F.VERSION_MISMATCH,

@@ -7,6 +7,9 @@
   with the obligation ids its markers name, in collection order (JSON).
 - ``--mutant-report=PATH`` writes the node id and phase of every test or module that failed,
   in the order they failed (JSON). The runner reads this, never pytest's printed output.
+  Such a run judges a mutant, so Hypothesis skips its shrink and explain phases: a kill needs
+  one failing example, not the smallest (docs/adr/0014 measured this as the largest cost of a
+  kill).
 """
 
 from __future__ import annotations
@@ -16,8 +19,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import Phase, settings
 
 from .obligations import MARKER
+
+_PROFILE_SUFFIX = "-mutant"
+_UNNEEDED_PHASES = frozenset({Phase.shrink, Phase.explain})
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -41,7 +48,18 @@ def pytest_configure(config: pytest.Config) -> None:
                 )
     report = config.getoption("--mutant-report")
     if report is not None:
+        _load_judging_profile()
         config.pluginmanager.register(_Failures(Path(report)), "practice_loop.mutant_report")
+
+
+def _load_judging_profile() -> None:
+    """The profile in force (``ci`` under the runner), without the phases a kill never needs."""
+    name = settings.get_current_profile_name()
+    phases = [phase for phase in settings.default.phases if phase not in _UNNEEDED_PHASES]
+    settings.register_profile(
+        name + _PROFILE_SUFFIX, parent=settings.get_profile(name), phases=phases
+    )
+    settings.load_profile(name + _PROFILE_SUFFIX)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

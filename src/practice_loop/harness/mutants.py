@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import contextlib
 import dataclasses
 import enum
 import hashlib
@@ -47,9 +48,9 @@ import tempfile
 import threading
 import time
 import tomllib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from .obligations import DEFAULT_REGISTRY, MutantKill, Registry, RegistryError, load_registry
 
@@ -69,6 +70,8 @@ TOP_LEVEL_KEYS = frozenset({"schema", "mutant"})
 MUTANT_ID = re.compile(r"[a-z0-9][a-z0-9.-]*[a-z0-9]")
 # Mutants edit the code under test, never a test: a mutated test proves nothing about the code.
 MUTABLE_ROOTS = ("src/", "strategies/")
+Item = TypeVar("Item")
+Result = TypeVar("Result")
 _HEADER = re.compile(r"^[ \t]*\[\[[ \t]*mutant[ \t]*\]\]", re.MULTILINE)
 
 
@@ -87,6 +90,9 @@ KILLING = frozenset({Status.KILLED, Status.TIMED_OUT})
 class Phase(enum.StrEnum):
     OBLIGATION_TESTS = "obligation_tests"  # the tests that name the mutant's obligations
     SUITE = "suite"  # the whole default suite, for a mutant that survived them
+    # A generic kernel mutant (``practice-loop mutation-score``, docs/adr/0015):
+    MODULE_TESTS = "module_tests"  # the mutated module's own test file
+    KERNEL_TESTS = "kernel_tests"  # then the fast directories of the suite
 
 
 class CatalogueError(ValueError):
@@ -449,7 +455,7 @@ class Worker:
             ["--collect-only", f"--mutant-collect={target}"], first_failure_only=False
         )
         if run.returncode != 0 or not target.is_file():
-            raise CopyError(f"collecting the suite in the copy failed:\n{_tail(run.output)}")
+            raise CopyError(f"collecting the suite in the copy failed:\n{tail_of(run.output)}")
         return json.loads(target.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
 
     def judge(self, mutant: Mutant, tests: Sequence[str]) -> MutantResult:
@@ -465,36 +471,61 @@ class Worker:
             compile(text, mutant.file, "exec")
         except SyntaxError as error:
             return MutantResult(mutant, Status.INVALID, detail=f"does not compile: {error}")
+        phases = [(Phase.OBLIGATION_TESTS, list(tests))] if tests else []
+        verdict = self.run_under(path, text, [*phases, (Phase.SUITE, [])], mutant.id)
+        return MutantResult(mutant, *verdict)
+
+    def run_under(
+        self,
+        path: Path,
+        text: str,
+        phases: Sequence[tuple[Phase, Sequence[str]]],
+        mutant_id: str,
+        *,
+        import_crash: Status = Status.INVALID,
+    ) -> tuple[Status, Phase | None, float, str | None, str]:
+        """Write ``text`` over ``path`` and run each phase's tests (``[]``: the whole suite)
+        with ``-x`` until one fails; the file is restored whatever happens. Returns the
+        status, the phase that settled it, the seconds spent, the killing test and a detail.
+        A test module that cannot be imported is ``import_crash``: invalid for a catalogued
+        mutant, which must be semantic; a kill for a generic one."""
+        original = path.read_text(encoding="utf-8")
         _write_source(path, text)
         try:
             spent = 0.0
-            phases = [(Phase.OBLIGATION_TESTS, list(tests))] if tests else []
-            for phase, arguments in [*phases, (Phase.SUITE, [])]:
-                run = self.pytest(arguments, first_failure_only=True, mutant=mutant.id)
+            for phase, arguments in phases:
+                run = self.pytest(list(arguments), first_failure_only=True, mutant=mutant_id)
                 spent += run.seconds
                 if run.returncode is None:
-                    return MutantResult(
-                        mutant, Status.TIMED_OUT, phase, spent, f"timeout after {self.timeout:g} s"
-                    )
+                    return Status.TIMED_OUT, phase, spent, None, f"timeout after {self.timeout:g} s"
                 if run.failures and run.failures[0][1] == "collect":
-                    return MutantResult(
-                        mutant,
-                        Status.INVALID,
+                    module = run.failures[0][0]
+                    if import_crash is Status.KILLED:
+                        return (
+                            Status.KILLED,
+                            phase,
+                            spent,
+                            module,
+                            "a test module cannot be imported",
+                        )
+                    return (
+                        import_crash,
                         phase,
                         spent,
-                        detail=f"a test module cannot be imported: {run.failures[0][0]}",
+                        None,
+                        f"a test module cannot be imported: {module}",
                     )
                 if run.returncode == 1 and run.failures:
-                    return MutantResult(mutant, Status.KILLED, phase, spent, run.failures[0][0])
+                    return Status.KILLED, phase, spent, run.failures[0][0], ""
                 if run.returncode != 0:
-                    return MutantResult(
-                        mutant,
+                    return (
                         Status.INVALID,
                         phase,
                         spent,
-                        detail=f"pytest exited {run.returncode}:\n{_tail(run.output)}",
+                        None,
+                        f"pytest exited {run.returncode}:\n{tail_of(run.output)}",
                     )
-            return MutantResult(mutant, Status.SURVIVED, Phase.SUITE, spent)
+            return Status.SURVIVED, phases[-1][0] if phases else None, spent, None, ""
         finally:
             _write_source(path, original)
 
@@ -506,7 +537,7 @@ def _write_source(path: Path, text: str) -> None:
     Path(importlib.util.cache_from_source(str(path))).unlink(missing_ok=True)
 
 
-def _tail(output: str, lines: int = 15) -> str:
+def tail_of(output: str, lines: int = 15) -> str:
     return "\n".join(output.rstrip().splitlines()[-lines:])
 
 
@@ -540,83 +571,159 @@ def run_catalogue(
     *,
     jobs: int,
     timeout: float,
-    progress: Any = None,
+    progress: Callable[[MutantResult], None] | None = None,
 ) -> list[MutantResult]:
     """Judge every mutant in ``jobs`` copies of ``root``, then confirm every kill on an
     unmutated copy. Results in catalogue order."""
+    with copies(root, min(jobs, len(mutants)), timeout) as workers:
+        collected = workers[0].collect()
+        results = judge_all(
+            workers,
+            mutants,
+            lambda worker, mutant: worker.judge(mutant, obligation_tests(collected, mutant)),
+            progress,
+        )
+
+        def arguments_of(result: MutantResult) -> list[str]:
+            if result.phase is Phase.OBLIGATION_TESTS:
+                return obligation_tests(collected, result.mutant)
+            return []
+
+        return confirm_kills(workers, results, arguments_of)
+
+
+@contextlib.contextmanager
+def copies(root: Path, count: int, timeout: float) -> Iterator[list[Worker]]:
+    """``count`` (at least one) workers, each with a copy of ``root`` made once and removed at
+    the end. Interrupted, or a worker failed: no test run outlives the block (each runs in a
+    session of its own, out of reach of the terminal's signal)."""
     files = checkout_files(root)
     with tempfile.TemporaryDirectory(prefix="practice-loop-mutants-") as scratch:
         workers = [
             Worker(make_copy(root, files, Path(scratch) / f"worker-{index}"), timeout)
-            for index in range(max(1, min(jobs, len(mutants))))
+            for index in range(max(1, count))
         ]
-        idle: queue.SimpleQueue[Worker] = queue.SimpleQueue()
-        for worker in workers:
-            idle.put(worker)
-        pool = concurrent.futures.ThreadPoolExecutor(len(workers))
         try:
-            collected = workers[0].collect()
-
-            def judge(mutant: Mutant) -> MutantResult:
-                worker = idle.get()
-                try:
-                    result = worker.judge(mutant, obligation_tests(collected, mutant))
-                finally:
-                    idle.put(worker)
-                if progress is not None:
-                    progress(result)
-                return result
-
-            futures = [pool.submit(judge, mutant) for mutant in mutants]
-            results = confirm_kills(workers[0], [future.result() for future in futures])
+            yield workers
         except BaseException:
-            # Interrupted (or a worker failed): no test run may outlive the command, and each
-            # runs in a session of its own, out of reach of the terminal's signal.
             for worker in workers:
                 worker.stop()
             raise
         finally:
-            pool.shutdown(wait=True, cancel_futures=True)
             for worker in workers:
                 worker.close()
-        return results
 
 
-def confirm_kills(worker: Worker, results: list[MutantResult]) -> list[MutantResult]:
+def judge_all(
+    workers: Sequence[Worker],
+    items: Sequence[Item],
+    judge: Callable[[Worker, Item], Result],
+    progress: Callable[[Result], None] | None = None,
+) -> list[Result]:
+    """``judge`` each item on whichever worker is idle, one item per worker at a time; the
+    results in the items' order."""
+    idle: queue.SimpleQueue[Worker] = queue.SimpleQueue()
+    for worker in workers:
+        idle.put(worker)
+
+    def one(item: Item) -> Result:
+        worker = idle.get()
+        try:
+            result = judge(worker, item)
+        finally:
+            idle.put(worker)
+        if progress is not None:
+            progress(result)
+        return result
+
+    pool = concurrent.futures.ThreadPoolExecutor(len(workers))
+    try:
+        futures = [pool.submit(one, item) for item in items]
+        return [future.result() for future in futures]
+    except BaseException:
+        for worker in workers:  # before waiting for the runs in progress: it ends them
+            worker.stop()
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def confirm_kills(
+    workers: Sequence[Worker],
+    results: list[MutantResult],
+    arguments_of: Callable[[MutantResult], Sequence[str]] | None = None,
+) -> list[MutantResult]:
     """Run every killing test once on the unmutated copy: a test that fails there too killed
-    nothing, and its mutants are ``unconfirmed``."""
-    killers = sorted({r.killed_by for r in results if r.status is Status.KILLED and r.killed_by})
-    if not killers:
-        return results
-    run = worker.pytest(killers, first_failure_only=False)
-    if run.returncode not in (0, 1):
-        raise CopyError(f"the killing tests cannot run on the unmutated copy:\n{_tail(run.output)}")
-    failing = {nodeid for nodeid, _ in run.failures}
-    return [
-        dataclasses.replace(
-            result,
-            status=Status.UNCONFIRMED,
-            detail=f"{result.killed_by} fails on the unmutated copy too",
+    nothing, and its mutants are ``unconfirmed``. With ``arguments_of`` (the tests of the
+    phase a result was settled in), every timed-out phase is run unmutated too: one that
+    times out there as well says the timeout is too short, not that the mutant hangs."""
+    killers = {r.killed_by for r in results if r.status is Status.KILLED and r.killed_by}
+    failing = failing_unmutated(workers, killers)
+    slow: set[tuple[str, ...]] = set()
+    if arguments_of is not None:
+        timed_out = sorted(
+            {tuple(arguments_of(r)) for r in results if r.status is Status.TIMED_OUT}
         )
-        if result.status is Status.KILLED and result.killed_by in failing
-        else result
-        for result in results
-    ]
+        slow = slow_unmutated(workers, timed_out)
+
+    def confirmed(result: MutantResult) -> MutantResult:
+        if result.status is Status.KILLED and result.killed_by in failing:
+            detail = f"{result.killed_by} fails on the unmutated copy too"
+            return dataclasses.replace(result, status=Status.UNCONFIRMED, detail=detail)
+        if result.status is Status.TIMED_OUT and arguments_of is not None:
+            if tuple(arguments_of(result)) in slow:
+                detail = "its tests take longer than --timeout on the unmutated copy too"
+                return dataclasses.replace(result, status=Status.UNCONFIRMED, detail=detail)
+        return result
+
+    return [confirmed(result) for result in results]
+
+
+def slow_unmutated(
+    workers: Sequence[Worker], runs: Sequence[tuple[str, ...]]
+) -> set[tuple[str, ...]]:
+    """Which of the test runs ``runs`` (pytest arguments) time out on an unmutated copy."""
+
+    def timed_out(worker: Worker, arguments: tuple[str, ...]) -> bool:
+        return worker.pytest(list(arguments), first_failure_only=True).returncode is None
+
+    verdicts = judge_all(workers, list(runs), timed_out) if runs else []
+    return {arguments for arguments, slow in zip(runs, verdicts, strict=True) if slow}
+
+
+def failing_unmutated(workers: Sequence[Worker], tests: Iterable[str]) -> set[str]:
+    """Which of ``tests`` fail on the workers' copies with no mutant applied, shared out
+    among the workers."""
+    tests = sorted(set(tests))
+    shares = [tests[index :: len(workers)] for index in range(len(workers))]
+
+    def run(worker: Worker, share: list[str]) -> set[str]:
+        result = worker.pytest(share, first_failure_only=False)
+        if result.returncode not in (0, 1):
+            raise CopyError(
+                f"the killing tests cannot run on the unmutated copy:\n{tail_of(result.output)}"
+            )
+        return {nodeid for nodeid, _ in result.failures}
+
+    return set().union(*judge_all(workers, [share for share in shares if share], run))
 
 
 # ---------------------------------------------------------------------------------------------
 # The kill matrix
 
 
-def _context(root: Path) -> dict[str, str]:
-    def version(distribution: str) -> str:
-        from importlib import metadata
+def distribution_version(distribution: str) -> str:
+    from importlib import metadata
 
-        try:
-            return metadata.version(distribution)
-        except metadata.PackageNotFoundError:
-            return "not installed"
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return "not installed"
 
+
+def run_context(root: Path, *distributions: str) -> dict[str, str]:
+    """The commit (``+uncommitted`` when the tree differs from it) and the versions of Python,
+    Hypothesis, pytest and ``distributions`` a report was made with."""
     commit = subprocess.run(
         ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=False
     ).stdout.strip()
@@ -626,8 +733,7 @@ def _context(root: Path) -> dict[str, str]:
     return {
         "commit": (commit or "unknown") + ("+uncommitted" if dirty else ""),
         "python": platform.python_version(),
-        "hypothesis": version("hypothesis"),
-        "pytest": version("pytest"),
+        **{name: distribution_version(name) for name in ("hypothesis", "pytest", *distributions)},
     }
 
 
@@ -802,6 +908,16 @@ def add_subcommand(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--mutant", action="append", default=[], metavar="ID", help="only this mutant (repeatable)"
     )
+    add_copy_arguments(parser, DEFAULT_TIMEOUT_SECONDS)
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, metavar="DIR")
+    parser.add_argument("--catalogue", type=Path, default=DEFAULT_CATALOGUE, metavar="PATH")
+    parser.add_argument("--registry", type=Path, default=DEFAULT_REGISTRY, metavar="PATH")
+    parser.set_defaults(handler=run_command)
+    return parser
+
+
+def add_copy_arguments(parser: argparse.ArgumentParser, timeout: float) -> None:
+    """``-j/--jobs`` and ``--timeout``, as every command that judges mutants in copies has."""
     parser.add_argument(
         "-j",
         "--jobs",
@@ -813,16 +929,11 @@ def add_subcommand(subparsers: Any) -> argparse.ArgumentParser:
     parser.add_argument(
         "--timeout",
         type=float,
-        default=DEFAULT_TIMEOUT_SECONDS,
+        default=timeout,
         metavar="S",
         help="wall-clock seconds one pytest run under a mutant may take before the mutant "
-        "counts as timed out",
+        "counts as timed out (confirmed by running the same tests unmutated)",
     )
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, metavar="DIR")
-    parser.add_argument("--catalogue", type=Path, default=DEFAULT_CATALOGUE, metavar="PATH")
-    parser.add_argument("--registry", type=Path, default=DEFAULT_REGISTRY, metavar="PATH")
-    parser.set_defaults(handler=run_command)
-    return parser
 
 
 def _usage(message: str) -> int:
@@ -901,7 +1012,7 @@ def run_command(args: argparse.Namespace) -> int:
     matrix = kill_matrix(
         catalogue,
         results,
-        context=_context(root),
+        context=run_context(root),
         jobs=args.jobs,
         wall_seconds=time.monotonic() - start,
     )

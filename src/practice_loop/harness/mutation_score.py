@@ -1,0 +1,941 @@
+"""``practice-loop mutation-score``: the kernel's generic mutation score (docs/adr/0015).
+
+The catalogue (docs/adr/0014) proves that a test fails for each prohibited state we thought
+of. This score asks the converse of every line of the kernel: cosmic-ray enumerates each place
+one of its operators applies (a comparison flipped, a number moved, a condition negated, a
+loop that never runs, ...) and applies it; each such mutant is judged in the same warm copies
+as the catalogue's, by the mutated module's own test file first and then the rest of the
+kernel's tests (every kernel module's test file and ``CROSS_STAGE_TESTS``), with ``-x``.
+
+A mutant is ``killed`` (a test that passes unmutated fails under it, or a test module cannot
+even be imported: the suite noticed), ``timed_out`` (counted as killed, listed apart),
+``survived``, ``unconfirmed`` (its killing test fails unmutated too: not a kill), or
+``incompetent`` (cosmic-ray's word: the operator no longer applies, or the mutated module does
+not compile; never scored). ``equivalent`` mutants are never run, and each carries its reason:
+a site inside a function's annotation, which Python never evaluates here (PEP 563), or an
+entry of ``docs/kernel-equivalents.toml``. The score is killed (with timeouts) over
+killed, survived and unconfirmed.
+
+CI judges a seeded sample (``--sample N --seed S``); the nightly workflow judges every mutant,
+split into ``--shard K/N`` jobs, and ``--combine`` adds the shards' reports into one. The
+session is cosmic-ray's own database (``OUT/session.sqlite``), so ``cr-report`` reads it too.
+
+Exit status: 0 the score is at least ``--min-score``; 1 it is lower, an equivalents entry is
+stale (it matches no mutant), or a copy's tests fail unmutated; 2 a usage error (cosmic-ray
+missing, a malformed equivalents file or shard, shards that do not add up); 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import dataclasses
+import difflib
+import enum
+import hashlib
+import json
+import random
+import re
+import signal
+import statistics
+import sys
+import time
+import tomllib
+import types
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from . import mutants
+from .mutants import CopyError, Phase, Status, Worker
+
+SCORE_SCHEMA = "mutation_score.v1"
+EQUIVALENTS_SCHEMA = "kernel_equivalents.v1"
+KERNEL = Path("src") / "practice_loop" / "kernel"
+DEFAULT_EQUIVALENTS = Path("docs") / "kernel-equivalents.toml"
+DEFAULT_OUT = Path("mutation-score")
+SESSION = "session.sqlite"
+SCORE_JSON = "score.json"
+SCORE_MARKDOWN = "score.md"
+DEFAULT_MIN_SCORE = 95.0
+DEFAULT_TIMEOUT_SECONDS = 1800  # the kernel tests take minutes on one core
+# The second phase, after the module's own tests: every kernel module's test file and these,
+# the tests that drive the kernel across its stages. The product's, Workbench's and the
+# harness's own tests, and the slow directories (stateful, nocover, browser), are not in it.
+CROSS_STAGE_TESTS = (
+    "tests/cover/test_contracts.py",
+    "tests/cover/test_corruption_catalogue.py",
+    "tests/cover/test_cross_stage_properties.py",
+    "tests/cover/test_fail_closed.py",
+    "tests/cover/test_gate_policy.py",
+    "tests/cover/test_prohibited_states_0226_0227.py",
+    "tests/cover/test_prohibited_states_0228.py",
+    "tests/cover/test_prohibited_states_0231_failures.py",
+    "tests/cover/test_prohibited_states_local_0001_0005.py",
+    "tests/cover/test_prohibited_states_local_0006_0013.py",
+    "tests/cover/test_public_api.py",
+    "tests/cover/test_type_registration.py",
+    "tests/cover/test_vectors.py",
+    "tests/cover/test_verification.py",
+    "tests/architecture",
+    "tests/quality",
+)
+ANNOTATION_REASON = (
+    "inside a function's annotation, which Python never evaluates in this module "
+    "(from __future__ import annotations); the kernel evaluates only record fields' "
+    "annotations (record.py)"
+)
+# `is` and `==` agree when one side is a class: classes compare by identity, and no class the
+# kernel compares (records, enums, builtins) has a metaclass that defines __eq__.
+IDENTITY_AS_EQUALITY = frozenset(
+    {"core/ReplaceComparisonOperator_Is_Eq", "core/ReplaceComparisonOperator_IsNot_NotEq"}
+)
+TYPE_IDENTITY_REASON = (
+    "`type(...) is X` made `==` (or `is not` made `!=`): classes compare by identity, and no "
+    "class the kernel compares has a metaclass that defines __eq__"
+)
+RULE_REASONS = frozenset({ANNOTATION_REASON, TYPE_IDENTITY_REASON})
+_SHARD = re.compile(r"([1-9][0-9]*)/([1-9][0-9]*)")
+_EQUIVALENT_KEYS = frozenset({"file", "operator", "line", "column", "mutated", "reason"})
+
+
+class Verdict(enum.StrEnum):
+    KILLED = "killed"
+    TIMED_OUT = "timed_out"
+    SURVIVED = "survived"
+    UNCONFIRMED = "unconfirmed"
+    INCOMPETENT = "incompetent"
+
+
+SCORED = (Verdict.KILLED, Verdict.TIMED_OUT, Verdict.SURVIVED, Verdict.UNCONFIRMED)
+
+
+class UsageError(ValueError):
+    """The command cannot run as asked; the message says why."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Site:
+    """One cosmic-ray mutation: an operator at one place of one kernel module."""
+
+    job_id: str  # cosmic-ray's work item, in OUT/session.sqlite
+    file: str  # relative to the checkout
+    operator: str
+    occurrence: int  # the operator's n-th place in the file: what cosmic-ray applies
+    line: int  # 1-based
+    column: int  # 0-based, in characters
+    text: str  # the source line, stripped
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        return (self.file, self.operator, self.occurrence)
+
+    @property
+    def name(self) -> str:
+        return f"{self.file}:{self.line}:{self.column} {self.operator}#{self.occurrence}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "file": self.file,
+            "line": self.line,
+            "column": self.column,
+            "operator": self.operator,
+            "occurrence": self.occurrence,
+            "source": self.text,
+        }
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Equivalent:
+    """A recorded equivalent mutant: the site of ``operator`` at ``column`` of the stripped
+    source ``line`` of ``file`` that makes it ``mutated`` (one operator can make several
+    mutants at one place: a number moved up or down), with the reason no test can tell it
+    from the original."""
+
+    file: str
+    operator: str
+    line: str
+    column: int
+    mutated: str
+    reason: str
+    source: str  # where the entry is
+
+    def at(self, site: Site, indent: int) -> bool:
+        return (site.file, site.operator, site.text, site.column - indent) == (
+            self.file,
+            self.operator,
+            self.line,
+            self.column,
+        )
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Judged:
+    site: Site
+    verdict: Verdict
+    phase: Phase | None = None
+    seconds: float = 0.0
+    killed_by: str | None = None
+    detail: str = ""
+    diff: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return self.site.to_json() | {
+            "status": self.verdict.value,
+            "phase": None if self.phase is None else self.phase.value,
+            "seconds": round(self.seconds, 2),
+            "killed_by": self.killed_by,
+            "detail": self.detail,
+            "diff": self.diff,
+        }
+
+
+# ---------------------------------------------------------------------------------------------
+# The mutants: cosmic-ray's enumeration, and the equivalent ones
+
+
+def _cosmic_ray() -> types.SimpleNamespace:
+    """The parts of cosmic-ray this module uses; ``UsageError`` naming the extra without it."""
+    try:
+        from cosmic_ray.commands.init import init
+        from cosmic_ray.mutating import mutate_code
+        from cosmic_ray.plugins import get_operator
+        from cosmic_ray.work_db import WorkDB, use_db
+        from cosmic_ray.work_item import TestOutcome, WorkerOutcome, WorkResult
+    except ImportError as error:
+        raise UsageError(
+            f"needs cosmic-ray ({error}): pip install 'practice-loop[test]'"
+        ) from error
+    return types.SimpleNamespace(
+        init=init,
+        mutate_code=mutate_code,
+        get_operator=get_operator,
+        WorkDB=WorkDB,
+        use_db=use_db,
+        TestOutcome=TestOutcome,
+        WorkerOutcome=WorkerOutcome,
+        WorkResult=WorkResult,
+    )
+
+
+def kernel_modules(root: Path) -> list[Path]:
+    return sorted(path for path in (root / KERNEL).glob("*.py") if path.name != "__init__.py")
+
+
+def enumerate_sites(root: Path, session: Path) -> list[Site]:
+    """Every mutation cosmic-ray's operators make of the kernel, recorded in a new ``session``
+    database; in key order."""
+    cr = _cosmic_ray()
+    session.unlink(missing_ok=True)
+    lines = {path: path.read_text(encoding="utf-8").splitlines() for path in kernel_modules(root)}
+    with cr.use_db(str(session), cr.WorkDB.Mode.create) as db:
+        cr.init(list(lines), db, {})
+        items = list(db.pending_work_items)
+    sites = []
+    for item in items:
+        (spec,) = item.mutations
+        path = Path(spec.module_path)
+        row, column = spec.start_pos
+        sites.append(
+            Site(
+                job_id=item.job_id,
+                file=path.relative_to(root).as_posix(),
+                operator=spec.operator_name,
+                occurrence=spec.occurrence,
+                line=row,
+                column=column,
+                text=lines[path][row - 1].strip(),
+            )
+        )
+    return sorted(sites, key=lambda site: site.key)
+
+
+def enumeration_digest(sites: Iterable[Site]) -> str:
+    """What a report was judged over: shards of one enumeration may be combined, no others."""
+    rows = sorted([*site.key, site.line, site.column] for site in sites)
+    return hashlib.sha256(json.dumps(rows, separators=(",", ":")).encode()).hexdigest()
+
+
+Span = tuple[tuple[int, int], tuple[int, int]]  # (line, column) start and end, in characters
+
+
+def _spans_of(nodes: Iterable[ast.expr], lines: Sequence[str]) -> list[Span]:
+    def characters(row: int, byte_column: int) -> int:  # ast counts UTF-8 bytes
+        return len(lines[row - 1].encode("utf-8")[:byte_column].decode("utf-8"))
+
+    return [
+        (
+            (node.lineno, characters(node.lineno, node.col_offset)),
+            (node.end_lineno, characters(node.end_lineno, node.end_col_offset or 0)),
+        )
+        for node in nodes
+        if node.end_lineno is not None
+    ]
+
+
+def annotation_spans(source: str) -> list[Span]:
+    """Every function annotation of a module that has ``from __future__ import annotations``;
+    none for a module without it."""
+    tree = ast.parse(source)
+    postponed = any(
+        isinstance(node, ast.ImportFrom)
+        and node.module == "__future__"
+        and any(alias.name == "annotations" for alias in node.names)
+        for node in tree.body
+    )
+    if not postponed:
+        return []
+    annotations: list[ast.expr] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            arguments = node.args
+            parameters = [
+                *arguments.posonlyargs,
+                *arguments.args,
+                *arguments.kwonlyargs,
+                *filter(None, [arguments.vararg, arguments.kwarg]),
+            ]
+            annotations += [p.annotation for p in parameters if p.annotation is not None]
+            if node.returns is not None:
+                annotations.append(node.returns)
+    return _spans_of(annotations, source.splitlines())
+
+
+def type_identity_spans(source: str) -> list[Span]:
+    """Every ``type(...) is X`` or ``type(...) is not X`` (one comparison, either side)."""
+
+    def is_type_call(node: ast.expr) -> bool:
+        return (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "type"
+        )
+
+    found = [
+        node
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Compare)
+        and len(node.ops) == 1
+        and isinstance(node.ops[0], ast.Is | ast.IsNot)
+        and (is_type_call(node.left) or is_type_call(node.comparators[0]))
+    ]
+    return _spans_of(found, source.splitlines())
+
+
+def equivalence_rules(source: str) -> list[tuple[Span, frozenset[str] | None, str]]:
+    """The spans of a module where mutants are equivalent by rule: each with the operators
+    it holds for (``None``: every operator) and the reason."""
+    return [
+        *((span, None, ANNOTATION_REASON) for span in annotation_spans(source)),
+        *(
+            (span, IDENTITY_AS_EQUALITY, TYPE_IDENTITY_REASON)
+            for span in type_identity_spans(source)
+        ),
+    ]
+
+
+def load_equivalents(path: Path) -> list[Equivalent]:
+    """The recorded equivalents; ``UsageError`` naming each malformed entry."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return []
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        raise UsageError(f"{path}: cannot be read: {error}") from error
+    if data.get("schema") != EQUIVALENTS_SCHEMA or set(data) - {"schema", "equivalent"}:
+        raise UsageError(f"{path}: needs schema = {EQUIVALENTS_SCHEMA!r} and [[equivalent]] only")
+    entries = data.get("equivalent", [])
+    problems, found = [], []
+    for index, entry in enumerate(entries if isinstance(entries, list) else [None]):
+        where = f"{path} equivalent #{index + 1}"
+        if not isinstance(entry, dict) or set(entry) != _EQUIVALENT_KEYS:
+            problems.append(f"{where}: needs exactly the keys {sorted(_EQUIVALENT_KEYS)}")
+            continue
+        texts = [entry[key] for key in ("file", "operator", "line", "mutated", "reason")]
+        if not all(isinstance(text, str) and text.strip() for text in texts):
+            problems.append(
+                f"{where}: file, operator, line, mutated and reason are non-empty strings"
+            )
+            continue
+        if not isinstance(entry["column"], int) or entry["column"] < 0:
+            problems.append(f"{where}: column is a non-negative integer")
+            continue
+        found.append(
+            Equivalent(
+                entry["file"],
+                entry["operator"],
+                entry["line"],
+                entry["column"],
+                entry["mutated"],
+                " ".join(entry["reason"].split()),
+                where,
+            )
+        )
+    if problems:
+        raise UsageError("\n".join(problems))
+    return found
+
+
+def classify(
+    root: Path, sites: Sequence[Site], recorded: Sequence[Equivalent]
+) -> tuple[list[Site], dict[str, str], list[Equivalent]]:
+    """The candidates (every site not equivalent), each equivalent site's reason by job id,
+    and the recorded entries that match no site (stale)."""
+    rules: dict[str, list[tuple[Span, frozenset[str] | None, str]]] = {}
+    indents: dict[tuple[str, int], int] = {}
+    sources: dict[str, str] = {}
+    for path in kernel_modules(root):
+        name = path.relative_to(root).as_posix()
+        source = sources[name] = path.read_text(encoding="utf-8")
+        rules[name] = equivalence_rules(source)
+        for row, line in enumerate(source.splitlines(), 1):
+            indents[name, row] = len(line) - len(line.lstrip())
+    reasons: dict[str, str] = {}
+    used: set[int] = set()
+    candidates = []
+    for site in sites:
+        position = (site.line, site.column)
+        rule = next(
+            (
+                reason
+                for (start, end), operators, reason in rules.get(site.file, ())
+                if start <= position < end and (operators is None or site.operator in operators)
+            ),
+            None,
+        )
+        if rule is not None:
+            reasons[site.job_id] = rule
+            continue
+        indent = indents.get((site.file, site.line), 0)
+        here = [i for i, entry in enumerate(recorded) if entry.at(site, indent)]
+        mutated = mutated_line(sources[site.file], site) if here else None
+        match = next((i for i in here if recorded[i].mutated == mutated), None)
+        if match is not None:
+            used.add(match)
+            reasons[site.job_id] = recorded[match].reason
+            continue
+        candidates.append(site)
+    stale = [entry for index, entry in enumerate(recorded) if index not in used]
+    return candidates, reasons, stale
+
+
+def mutated_line(source: str, site: Site) -> str | None:
+    """The site's line, stripped, as the mutant makes it (``None``: it no longer applies)."""
+    cr = _cosmic_ray()
+    text = cr.mutate_code(source, cr.get_operator(site.operator)(), site.occurrence)
+    lines = text.splitlines() if text is not None else []
+    return lines[site.line - 1].strip() if len(lines) >= site.line else None
+
+
+def drawable(sites: Sequence[Site], reasons: dict[str, str]) -> list[Site]:
+    """What samples and shards are drawn from: every site not equivalent by rule. A recorded
+    equivalent stays in, so recording one never redraws the sample; it is shown, not judged."""
+    return [site for site in sites if reasons.get(site.job_id) not in RULE_REASONS]
+
+
+def select(
+    candidates: Sequence[Site], *, sample: int | None, seed: int, shard: tuple[int, int] | None
+) -> list[Site]:
+    """The candidates to judge: a seeded sample, one shard of them all, or them all; in key
+    order. The sample depends only on the candidates' keys and the seed."""
+    chosen = sorted(candidates, key=lambda site: site.key)
+    if shard is not None:
+        index, count = shard
+        chosen = chosen[index - 1 :: count]
+    if sample is not None and sample < len(chosen):
+        chosen = sorted(random.Random(seed).sample(chosen, sample), key=lambda site: site.key)
+    return chosen
+
+
+# ---------------------------------------------------------------------------------------------
+# Judging, in the catalogue's warm copies
+
+
+def module_tests(file: str, root: Path) -> list[str]:
+    own = Path("tests") / "cover" / f"test_{Path(file).stem}.py"
+    return [own.as_posix()] if (root / own).is_file() else []
+
+
+def site_phases(site: Site, root: Path) -> list[tuple[Phase, list[str]]]:
+    """The module's own test file, then the rest of the kernel's tests."""
+    own = module_tests(site.file, root)
+    others = [
+        test
+        for module in kernel_modules(root)
+        for test in module_tests(module.name, root)
+        if test not in own
+    ]
+    rest = [*others, *(test for test in CROSS_STAGE_TESTS if (root / test).exists())]
+    # Never an empty list: to pytest that is the whole suite.
+    return [
+        (phase, tests)
+        for phase, tests in [(Phase.MODULE_TESTS, own), (Phase.KERNEL_TESTS, rest)]
+        if tests
+    ]
+
+
+def judge_site(worker: Worker, site: Site) -> Judged:
+    cr = _cosmic_ray()
+    path = worker.copy / site.file
+    original = path.read_text(encoding="utf-8")
+    operator = cr.get_operator(site.operator)()
+    text = cr.mutate_code(original, operator, site.occurrence)
+    if text is None:
+        return Judged(site, Verdict.INCOMPETENT, detail="the operator no longer applies here")
+    try:
+        compile(text, site.file, "exec")
+    except SyntaxError as error:
+        return Judged(site, Verdict.INCOMPETENT, detail=f"does not compile: {error}")
+    diff = "\n".join(
+        line
+        for line in difflib.unified_diff(original.splitlines(), text.splitlines(), n=0, lineterm="")
+        if line[:1] in "+-" and line[:3] not in ("+++", "---")
+    )
+    status, phase, seconds, killed_by, detail = worker.run_under(
+        path, text, site_phases(site, worker.copy), site.name, import_crash=Status.KILLED
+    )
+    verdict = {
+        Status.KILLED: Verdict.KILLED,
+        Status.TIMED_OUT: Verdict.TIMED_OUT,
+        Status.SURVIVED: Verdict.SURVIVED,
+        # pytest could not even start its session (a conftest imports the mutated module):
+        # the unmutated copy collects (judge_sites checks), so the mutant did that.
+        Status.INVALID: Verdict.KILLED,
+    }[status]
+    return Judged(site, verdict, phase, seconds, killed_by, detail, diff)
+
+
+def judge_sites(
+    root: Path,
+    sites: Sequence[Site],
+    *,
+    jobs: int,
+    timeout: float,
+    progress: Callable[[Judged], None] | None = None,
+) -> list[Judged]:
+    with mutants.copies(root, min(jobs, len(sites)), timeout) as workers:
+        every_test = sorted(
+            {test for site in sites for _, tests in site_phases(site, root) for test in tests}
+        )
+        collected = workers[0].pytest(["--collect-only", *every_test], first_failure_only=False)
+        if collected.returncode != 0:
+            raise CopyError(
+                f"the kernel's tests do not collect unmutated:\n{mutants.tail_of(collected.output)}"
+            )
+        results = mutants.judge_all(workers, sites, judge_site, progress)
+        killers = {
+            r.killed_by
+            for r in results
+            if r.verdict is Verdict.KILLED and r.killed_by and "::" in r.killed_by
+        }
+        failing = mutants.failing_unmutated(workers, killers)
+
+        def arguments_of(result: Judged) -> tuple[str, ...]:
+            phases = dict(site_phases(result.site, root))
+            return tuple(phases.get(result.phase, ())) if result.phase else ()
+
+        timed_out = sorted({arguments_of(r) for r in results if r.verdict is Verdict.TIMED_OUT})
+        slow = mutants.slow_unmutated(workers, timed_out)
+
+    def confirmed(result: Judged) -> Judged:
+        if result.verdict is Verdict.KILLED and result.killed_by in failing:
+            detail = f"{result.killed_by} fails unmutated too"
+            return dataclasses.replace(result, verdict=Verdict.UNCONFIRMED, detail=detail)
+        if result.verdict is Verdict.TIMED_OUT and arguments_of(result) in slow:
+            detail = "its tests take longer than --timeout unmutated too"
+            return dataclasses.replace(result, verdict=Verdict.UNCONFIRMED, detail=detail)
+        return result
+
+    return [confirmed(result) for result in results]
+
+
+def record_in_session(
+    session: Path, results: Sequence[Judged], reasons: dict[str, str], judged: set[str]
+) -> None:
+    """Write every outcome into cosmic-ray's database, so its own reports read the run."""
+    cr = _cosmic_ray()
+    outcome = {
+        Verdict.KILLED: cr.TestOutcome.KILLED,
+        Verdict.TIMED_OUT: cr.TestOutcome.KILLED,
+        Verdict.SURVIVED: cr.TestOutcome.SURVIVED,
+        Verdict.UNCONFIRMED: cr.TestOutcome.SURVIVED,
+        Verdict.INCOMPETENT: cr.TestOutcome.INCOMPETENT,
+    }
+    with cr.use_db(str(session), cr.WorkDB.Mode.open) as db:
+        for result in results:
+            db.set_result(
+                result.site.job_id,
+                cr.WorkResult(
+                    output=f"{result.verdict.value} {result.killed_by or ''} {result.detail}",
+                    test_outcome=outcome[result.verdict],
+                    worker_outcome=cr.WorkerOutcome.NORMAL,
+                    diff=result.diff,
+                ),
+            )
+        skipped = [job for job in db.pending_work_items if job.job_id not in judged]
+        for job in skipped:
+            db.set_result(
+                job.job_id,
+                cr.WorkResult(
+                    output=f"equivalent: {reasons[job.job_id]}"
+                    if job.job_id in reasons
+                    else "not selected in this run",
+                    worker_outcome=cr.WorkerOutcome.SKIPPED,
+                ),
+            )
+
+
+# ---------------------------------------------------------------------------------------------
+# The report
+
+
+def totals_of(
+    statuses: Sequence[str], equivalent: int, sites: int, candidates: int
+) -> dict[str, Any]:
+    counts = Counter(statuses)
+    killed = counts[Verdict.KILLED] + counts[Verdict.TIMED_OUT]
+    scored = sum(counts[verdict] for verdict in SCORED)
+    return {
+        "sites": sites,
+        "equivalent": equivalent,
+        "candidates": candidates,
+        "judged": len(statuses),
+        **{verdict.value: counts[verdict] for verdict in Verdict},
+        "score": round(100 * killed / scored, 2) if scored else None,
+    }
+
+
+def score_report(
+    *,
+    sites: Sequence[Site],
+    candidates: Sequence[Site],
+    reasons: dict[str, str],
+    results: Sequence[Judged],
+    stale: Sequence[Equivalent],
+    selection: dict[str, Any],
+    context: dict[str, str],
+    wall_seconds: float,
+) -> dict[str, Any]:
+    by_job = {site.job_id: site for site in sites}
+    equivalents = sorted((by_job[job] for job in reasons), key=lambda site: site.key)
+    seconds = [r.seconds for r in results if r.verdict in (Verdict.KILLED, Verdict.TIMED_OUT)]
+    return {
+        "schema": SCORE_SCHEMA,
+        "context": context,
+        "selection": selection,
+        "enumeration_digest": enumeration_digest(sites),
+        "totals": totals_of(
+            [r.verdict.value for r in results], len(reasons), len(sites), len(candidates)
+        ),
+        "median_seconds_to_kill": round(statistics.median(seconds), 2) if seconds else None,
+        "wall_seconds": round(wall_seconds, 1),
+        "equivalent_reasons": dict(Counter(reasons.values()).most_common()),
+        "stale_equivalents": [entry.source for entry in stale],
+        "judged": [r.to_json() for r in results],
+        "equivalents": [site.to_json() | {"reason": reasons[site.job_id]} for site in equivalents],
+    }
+
+
+def score_markdown(report: dict[str, Any]) -> str:
+    totals = report["totals"]
+    selection = report["selection"]
+    context = report["context"]
+    lines = [
+        "# Kernel mutation score (docs/adr/0015)",
+        "",
+        f"**{totals['score']}%** of {totals['judged']} judged mutants killed "
+        f"({selection['description']}); {totals['candidates']} candidates of "
+        f"{totals['sites']} cosmic-ray mutants, {totals['equivalent']} equivalent.",
+        "",
+        f"Commit `{context['commit']}`, Python {context['python']}, Hypothesis "
+        f"{context['hypothesis']}, cosmic-ray {context.get('cosmic-ray', '?')}; "
+        f"{report['wall_seconds']} s; median {report['median_seconds_to_kill']} s to kill.",
+        "",
+        "| killed | timed out | survived | unconfirmed | incompetent |",
+        "|---:|---:|---:|---:|---:|",
+        f"| {totals['killed']} | {totals['timed_out']} | {totals['survived']} | "
+        f"{totals['unconfirmed']} | {totals['incompetent']} |",
+        "",
+        "## Survivors",
+        "",
+    ]
+    survivors = [r for r in report["judged"] if r["status"] in ("survived", "unconfirmed")]
+    if not survivors:
+        lines.append("None.")
+    for entry in survivors:
+        lines += [
+            f"- `{entry['file']}:{entry['line']}` {entry['operator']}#{entry['occurrence']} "
+            f"({entry['status']}{': ' + entry['detail'] if entry['detail'] else ''})",
+            "",
+            "  ```diff",
+            *(f"  {line}" for line in entry["diff"].splitlines()),
+            "  ```",
+        ]
+    lines += [
+        "",
+        "## Per module",
+        "",
+        "| module | judged | killed | survived |",
+        "|---|---:|---:|---:|",
+    ]
+    per_module: dict[str, Counter[str]] = {}
+    for entry in report["judged"]:
+        per_module.setdefault(entry["file"], Counter())[entry["status"]] += 1
+    for module, counts in sorted(per_module.items()):
+        killed = counts["killed"] + counts["timed_out"]
+        survived = counts["survived"] + counts["unconfirmed"]
+        lines.append(f"| `{module}` | {sum(counts.values())} | {killed} | {survived} |")
+    lines += ["", "## Equivalent mutants, by reason", "", "| mutants | reason |", "|---:|---|"]
+    for reason, count in report["equivalent_reasons"].items():
+        lines.append(f"| {count} | {reason} |")
+    if report["stale_equivalents"]:
+        lines += ["", "## Stale equivalents entries (they match no mutant)", ""]
+        lines += [f"- {source}" for source in report["stale_equivalents"]]
+    return "\n".join(lines) + "\n"
+
+
+def write_report(out: Path, report: dict[str, Any]) -> tuple[Path, Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    json_path, md_path = out / SCORE_JSON, out / SCORE_MARKDOWN
+    json_path.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    md_path.write_text(score_markdown(report), encoding="utf-8")
+    return json_path, md_path
+
+
+def combine(reports: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """One report of the shards ``1/N .. N/N`` of one enumeration; ``UsageError`` unless the
+    reports are exactly those shards."""
+    if not reports:
+        raise UsageError("--combine needs the shards' score.json files")
+    for report in reports:
+        if not isinstance(report, dict) or report.get("schema") != SCORE_SCHEMA:
+            raise UsageError(f"--combine: not a {SCORE_SCHEMA} report")
+    first = reports[0]
+    shards = sorted(tuple(report["selection"].get("shard") or ()) for report in reports)
+    count = first["selection"].get("shard", [0, 0])[1] if first["selection"].get("shard") else 0
+    if shards != [(index, count) for index in range(1, count + 1)]:
+        raise UsageError(f"--combine: the reports are shards {shards}, not 1/N .. N/N of one run")
+    for report in reports:
+        if report["selection"].get("sample") is not None:
+            raise UsageError("--combine: a sampled shard does not judge every mutant")
+        for key in ("enumeration_digest", "context", "equivalents", "stale_equivalents"):
+            if report[key] != first[key]:
+                raise UsageError(f"--combine: the shards differ in {key}")
+    judged = sorted(
+        (entry for report in reports for entry in report["judged"]),
+        key=lambda entry: (entry["file"], entry["operator"], entry["occurrence"]),
+    )
+    seconds = [e["seconds"] for e in judged if e["status"] in ("killed", "timed_out")]
+    totals = dict(first["totals"])
+    totals.update(
+        totals_of(
+            [entry["status"] for entry in judged],
+            first["totals"]["equivalent"],
+            first["totals"]["sites"],
+            first["totals"]["candidates"],
+        )
+    )
+    return first | {
+        "selection": {
+            "description": f"every mutant, in {count} shards",
+            "shard": None,
+            "sample": None,
+            "seed": None,
+        },
+        "totals": totals,
+        "median_seconds_to_kill": round(statistics.median(seconds), 2) if seconds else None,
+        "wall_seconds": round(sum(report["wall_seconds"] for report in reports), 1),
+        "judged": judged,
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# The command
+
+
+def add_subcommand(subparsers: Any) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "mutation-score",
+        help="the kernel's generic mutation score, with cosmic-ray's operators",
+        description="Enumerate cosmic-ray's mutants of every kernel module, set aside the "
+        "equivalent ones with their reasons, judge the rest (or a seeded sample, or one shard) "
+        "in copies of this checkout, and write the score and every survivor. Exit status: 0 "
+        "the score is at least --min-score; 1 it is lower, an equivalents entry is stale, or a "
+        "copy's tests fail unmutated; 2 a usage error; 130 interrupted.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    parser.add_argument(
+        "--sample", type=int, metavar="N", help="judge N candidates, drawn with --seed"
+    )
+    parser.add_argument("--seed", type=int, default=0, metavar="S", help="the sample's seed")
+    parser.add_argument("--shard", metavar="K/N", help="judge only the K-th of N equal shares")
+    parser.add_argument(
+        "--combine",
+        nargs="+",
+        type=Path,
+        metavar="SCORE_JSON",
+        help="add the score.json files of shards 1/N .. N/N into one report; judge nothing",
+    )
+    mutants.add_copy_arguments(parser, DEFAULT_TIMEOUT_SECONDS)
+    parser.add_argument(
+        "--min-score",
+        type=float,
+        default=DEFAULT_MIN_SCORE,
+        metavar="PERCENT",
+        help="the least score that passes",
+    )
+    parser.add_argument(
+        "--equivalents",
+        type=Path,
+        default=DEFAULT_EQUIVALENTS,
+        metavar="PATH",
+        help="the recorded equivalent mutants, each with its reason",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=DEFAULT_OUT,
+        metavar="DIR",
+        help="where score.md, score.json and cosmic-ray's session.sqlite go",
+    )
+    parser.set_defaults(handler=run_command)
+    return parser
+
+
+def _usage(message: str) -> int:
+    print(f"practice-loop mutation-score: {message}", file=sys.stderr)
+    return 2
+
+
+def parse_shard(text: str | None) -> tuple[int, int] | None:
+    if text is None:
+        return None
+    match = _SHARD.fullmatch(text)
+    if match is None or not 1 <= int(match[1]) <= int(match[2]):
+        raise UsageError(f"--shard must be K/N with 1 <= K <= N, not {text!r}")
+    return int(match[1]), int(match[2])
+
+
+def _verdict_line(report: dict[str, Any], minimum: float) -> tuple[bool, str]:
+    totals = report["totals"]
+    score = totals["score"]
+    passed = score is not None and score >= minimum and not report["stale_equivalents"]
+    line = (
+        f"mutation-score: {'PASSED' if passed else 'FAILED'}: {score}% killed "
+        f"(at least {minimum:g}% needed) of {totals['judged']} judged; {totals['killed']} "
+        f"killed, {totals['timed_out']} timed out, {totals['survived']} survived, "
+        f"{totals['unconfirmed']} unconfirmed, {totals['incompetent']} incompetent; "
+        f"{totals['equivalent']} equivalent of {totals['sites']}"
+    )
+    if report["stale_equivalents"]:
+        line += f"; {len(report['stale_equivalents'])} stale equivalents entries"
+    return passed, line
+
+
+def run_command(args: argparse.Namespace) -> int:
+    try:
+        if args.combine:
+            reports = []
+            for path in args.combine:
+                try:
+                    reports.append(json.loads(path.read_text(encoding="utf-8")))
+                except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+                    raise UsageError(f"--combine: {path}: {error}") from error
+            report = combine(reports)
+        else:
+            report = _judge(args)
+    except UsageError as error:
+        return _usage(str(error))
+    except CopyError as error:
+        print(f"practice-loop mutation-score: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("practice-loop mutation-score: interrupted; no score written", file=sys.stderr)
+        return 130
+    json_path, md_path = write_report(args.out, report)
+    passed, line = _verdict_line(report, args.min_score)
+    print(line)
+    for entry in report["judged"]:
+        if entry["status"] in ("survived", "unconfirmed"):
+            print(
+                f"  {entry['status']}: {entry['file']}:{entry['line']} {entry['operator']}: "
+                f"{entry['diff']!r}"
+            )
+    for source in report["stale_equivalents"]:
+        print(f"  stale: {source} matches no mutant")
+    print(f"report: {md_path} and {json_path}")
+    return 0 if passed else 1
+
+
+def _judge(args: argparse.Namespace) -> dict[str, Any]:
+    if args.jobs < 1:
+        raise UsageError(f"--jobs must be at least 1, not {args.jobs}")
+    if args.timeout <= 0:
+        raise UsageError(f"--timeout must be positive, not {args.timeout:g}")
+    if args.sample is not None and args.sample < 1:
+        raise UsageError(f"--sample must be at least 1, not {args.sample}")
+    shard = parse_shard(args.shard)
+    _cosmic_ray()  # refused here, before any work, when it is not installed
+    root = mutants.checkout_root(Path.cwd())
+    recorded = load_equivalents(root / args.equivalents)
+    for stale in (SCORE_JSON, SCORE_MARKDOWN):  # never leave an older run's verdict
+        (args.out / stale).unlink(missing_ok=True)
+    args.out.mkdir(parents=True, exist_ok=True)
+    start = time.monotonic()
+    session = args.out / SESSION
+    sites = enumerate_sites(root, session)
+    candidates, reasons, stale = classify(root, sites, recorded)
+    drawn = select(drawable(sites, reasons), sample=args.sample, seed=args.seed, shard=shard)
+    chosen = [site for site in drawn if site.job_id not in reasons]
+    description = (
+        f"a sample of {len(drawn)} drawn with seed {args.seed}, {len(drawn) - len(chosen)} "
+        "of them recorded equivalents"
+        if args.sample is not None
+        else "every candidate"
+    ) + (f", shard {shard[0]}/{shard[1]}" if shard else "")
+    print(
+        f"practice-loop mutation-score: {len(sites)} mutants, {len(reasons)} equivalent, "
+        f"judging {len(chosen)} ({description}) with {args.jobs} jobs",
+        file=sys.stderr,
+        flush=True,
+    )
+    done = 0
+
+    def progress(result: Judged) -> None:
+        nonlocal done
+        done += 1
+        by = f" by {result.killed_by}" if result.killed_by else ""
+        print(
+            f"[{done}/{len(chosen)}] {result.site.name}: {result.verdict.value}{by} "
+            f"({result.seconds:.1f} s)",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        results = (
+            judge_sites(root, chosen, jobs=args.jobs, timeout=args.timeout, progress=progress)
+            if chosen
+            else []
+        )
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    record_in_session(session, results, reasons, {r.site.job_id for r in results})
+    context = mutants.run_context(root, "cosmic-ray")
+    return score_report(
+        sites=sites,
+        candidates=candidates,
+        reasons=reasons,
+        results=results,
+        stale=stale,
+        selection={
+            "description": description,
+            "sample": args.sample,
+            "seed": args.seed if args.sample is not None else None,
+            "shard": list(shard) if shard else None,
+        },
+        context=context,
+        wall_seconds=time.monotonic() - start,
+    )

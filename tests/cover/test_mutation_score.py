@@ -1,0 +1,399 @@
+"""The kernel's generic mutation score (docs/adr/0015, issue 17): which of cosmic-ray's mutants
+are equivalent and why, the seeded sample and the shards, each mutant judged by what its test
+runs recorded, the score, and the shards added into one report. CI runs the real thing
+(``.ci/run``); these tests pin each rule of it."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from practice_loop.harness import mutation_score as ms
+from practice_loop.harness.mutants import Phase, PytestRun, Worker
+from practice_loop.harness.mutation_score import (
+    ANNOTATION_REASON,
+    Equivalent,
+    Judged,
+    Site,
+    UsageError,
+    Verdict,
+)
+
+_MODULE = """from __future__ import annotations
+
+import dataclasses
+
+
+@dataclasses.dataclass
+class Row:
+    limit: int | None = None
+
+
+def bound(value: int | None, *, cap: "int | str" = 2) -> int | None:
+    return value if value is None or value < cap else cap
+"""
+
+
+def _site(line: int, column: int, text: str, *, occurrence: int = 0, operator: str = "op") -> Site:
+    return Site(
+        job_id=f"{line}-{column}-{operator}-{occurrence}",
+        file="src/practice_loop/kernel/m.py",
+        operator=operator,
+        occurrence=occurrence,
+        line=line,
+        column=column,
+        text=text,
+    )
+
+
+def _root(tmp_path: Path, source: str = _MODULE) -> Path:
+    kernel = tmp_path / "src" / "practice_loop" / "kernel"
+    kernel.mkdir(parents=True)
+    (kernel / "m.py").write_text(source, encoding="utf-8")
+    (kernel / "__init__.py").write_text("", encoding="utf-8")
+    (tmp_path / "tests" / "architecture").mkdir(parents=True)
+    return tmp_path
+
+
+# --------------------------------------------------------------------------------------------
+# Equivalent mutants
+
+
+@pytest.mark.obligation("LOCAL-0015/annotation_rule")
+def test_only_function_annotations_of_a_postponed_module_are_equivalent_by_rule():
+    """A record field's annotation is evaluated (record.py reads it with get_type_hints), so
+    only parameters' and returns' annotations count, and only under PEP 563."""
+    spans = ms.annotation_spans(_MODULE)
+    # value: int | None, cap: "int | str", and the return annotation; not Row.limit.
+    assert spans == [((11, 17), (11, 27)), ((11, 37), (11, 48)), ((11, 57), (11, 67))]
+    assert ms.annotation_spans(_MODULE.replace("from __future__ import annotations\n", "")) == []
+
+
+@pytest.mark.obligation("LOCAL-0015/annotation_rule")
+def test_annotation_columns_are_characters_not_bytes():
+    """cosmic-ray counts characters; ast counts UTF-8 bytes."""
+    source = "from __future__ import annotations\n\ndef f(é: int, x: str) -> None: ...\n"
+    assert ms.annotation_spans(source) == [
+        ((3, 9), (3, 12)),
+        ((3, 17), (3, 20)),
+        ((3, 25), (3, 29)),
+    ]
+
+
+_IDENTITIES = """def f(x, y):
+    return type(x) is not int, x is None, type(x) is type(y), 1 < type(x) is int
+"""
+
+
+@pytest.mark.obligation("LOCAL-0015/type_identity_rule")
+def test_only_is_made_equal_against_a_type_call_is_equivalent_by_rule(tmp_path):
+    """Classes compare by identity, so `type(x) is not int` and `type(x) != int` agree; `x is
+    None` and `x == None` need not (an untrusted object may define __eq__), nor does a chained
+    comparison, nor `is` made `is not`."""
+    line = _IDENTITIES.splitlines()[1]
+    assert ms.type_identity_spans(_IDENTITIES) == [
+        ((2, line.index("type(x) is not")), (2, line.index(", x is None"))),
+        ((2, line.index("type(x) is type")), (2, line.index(", 1 <"))),
+    ]
+    kernel = _root(tmp_path, _IDENTITIES)
+    column = line.index(" is not int")
+    same = _site(2, column, line.strip(), operator="core/ReplaceComparisonOperator_IsNot_NotEq")
+    flipped = _site(2, column, line.strip(), operator="core/ReplaceComparisonOperator_IsNot_Is")
+    none = _site(
+        2, line.index(" is None"), line.strip(), operator="core/ReplaceComparisonOperator_Is_Eq"
+    )
+    candidates, reasons, _ = ms.classify(kernel, [same, flipped, none], [])
+    assert reasons == {same.job_id: ms.TYPE_IDENTITY_REASON}
+    assert candidates == [flipped, none]
+
+
+@pytest.mark.obligation("LOCAL-0015/equivalents_with_reasons")
+def test_classify_sets_aside_annotations_and_recorded_entries_and_finds_stale_ones(tmp_path):
+    """A recorded entry names one mutant: its place and what it makes of the line, since one
+    operator can make several mutants at one place (a number moved up, or down)."""
+    root = _root(tmp_path)
+    signature = _MODULE.splitlines()[10]
+    number = signature.index("= 2") + 2  # the signature is not indented
+    in_annotation = _site(11, 20, signature)
+    in_field = _site(8, 15, "limit: int | None = None")
+    up = _site(11, number, signature, operator="core/NumberReplacer", occurrence=0)
+    down = _site(11, number, signature, operator="core/NumberReplacer", occurrence=1)
+    recorded = Equivalent(
+        "src/practice_loop/kernel/m.py",
+        "core/NumberReplacer",
+        signature,
+        number,
+        signature.replace("= 2", "= 3"),
+        "a default of 3 caps every value the tests give as a default of 2 does",
+        "entry #1",
+    )
+    stale = dataclasses.replace(recorded, line="this line is gone", source="entry #2")
+    candidates, reasons, unmatched = ms.classify(
+        root, [in_annotation, in_field, up, down], [recorded, stale]
+    )
+    assert candidates == [in_field, down]
+    assert reasons == {in_annotation.job_id: ANNOTATION_REASON, up.job_id: recorded.reason}
+    assert unmatched == [stale]
+
+
+_ENTRY = """
+[[equivalent]]
+file = "src/practice_loop/kernel/m.py"
+operator = "core/NumberReplacer"
+line = "x = 1"
+column = 4
+mutated = "x = 2"
+reason = "x is never read"
+"""
+
+
+@pytest.mark.obligation("LOCAL-0015/equivalents_with_reasons")
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ('schema = "other"\n' + _ENTRY, "needs schema = 'kernel_equivalents.v1'"),
+        (
+            'schema = "kernel_equivalents.v1"\n'
+            + _ENTRY.replace('reason = "x is never read"\n', ""),
+            "needs exactly the keys",
+        ),
+        (
+            'schema = "kernel_equivalents.v1"\n' + _ENTRY.replace("x is never read", " "),
+            "are non-empty strings",
+        ),
+        ('schema = "kernel_equivalents.v1"\n' + _ENTRY.replace("= 4", "= -1"), "non-negative"),
+        ('schema = "kernel_equivalents.v1"\n[[equivalent]\n', "cannot be read"),
+    ],
+)
+def test_a_malformed_equivalents_file_is_refused_naming_the_entry(tmp_path, text, problem):
+    path = tmp_path / "equivalents.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(UsageError, match=problem):
+        ms.load_equivalents(path)
+
+
+def test_a_well_formed_equivalents_file_and_a_missing_one(tmp_path):
+    path = tmp_path / "equivalents.toml"
+    assert ms.load_equivalents(path) == []
+    path.write_text('schema = "kernel_equivalents.v1"\n' + _ENTRY, encoding="utf-8")
+    (entry,) = ms.load_equivalents(path)
+    assert (entry.operator, entry.line, entry.column, entry.mutated, entry.reason) == (
+        "core/NumberReplacer",
+        "x = 1",
+        4,
+        "x = 2",
+        "x is never read",
+    )
+
+
+@pytest.mark.obligation("LOCAL-0015/equivalents_with_reasons")
+def test_the_shipped_equivalents_file_is_well_formed_and_every_entry_has_a_reason():
+    entries = ms.load_equivalents(Path(__file__).resolve().parents[2] / ms.DEFAULT_EQUIVALENTS)
+    assert all(len(entry.reason.split()) >= 5 for entry in entries)  # a reason, not a label
+
+
+# --------------------------------------------------------------------------------------------
+# The sample and the shards
+
+
+_CANDIDATES = [_site(line, 0, f"line {line}", occurrence=line) for line in range(1, 41)]
+
+
+@pytest.mark.obligation("LOCAL-0015/seeded_sample")
+def test_the_sample_depends_only_on_the_seed_and_the_candidates():
+    first = ms.select(_CANDIDATES, sample=5, seed=3, shard=None)
+    assert first == ms.select(list(reversed(_CANDIDATES)), sample=5, seed=3, shard=None)
+    assert first == sorted(first, key=lambda site: site.key) and len(first) == 5
+    assert first != ms.select(_CANDIDATES, sample=5, seed=4, shard=None)
+    assert ms.select(_CANDIDATES, sample=100, seed=3, shard=None) == _CANDIDATES
+
+
+@pytest.mark.obligation("LOCAL-0015/seeded_sample")
+def test_recording_an_equivalent_never_redraws_the_sample():
+    """Samples are drawn from every site not equivalent by rule: a recorded equivalent stays
+    in the pool (shown, not judged), so writing an entry for one leaves the others drawn."""
+    recorded = {
+        _CANDIDATES[7].job_id: "a recorded reason",
+        _CANDIDATES[8].job_id: ANNOTATION_REASON,
+    }
+    pool = ms.drawable(_CANDIDATES, recorded)
+    assert _CANDIDATES[7] in pool and _CANDIDATES[8] not in pool
+    before = ms.select(
+        ms.drawable(_CANDIDATES, {_CANDIDATES[8].job_id: ANNOTATION_REASON}),
+        sample=9,
+        seed=5,
+        shard=None,
+    )
+    assert ms.select(pool, sample=9, seed=5, shard=None) == before
+
+
+@pytest.mark.obligation("LOCAL-0015/shards_add_up")
+def test_shards_partition_the_candidates():
+    shards = [ms.select(_CANDIDATES, sample=None, seed=0, shard=(k, 3)) for k in (1, 2, 3)]
+    assert sorted(site.key for shard in shards for site in shard) == [
+        site.key for site in _CANDIDATES
+    ]
+    assert {len(shard) for shard in shards} == {13, 14}
+
+
+@pytest.mark.parametrize("text", ["0/2", "3/2", "2", "a/b", "1/0", "-1/2"])
+def test_a_malformed_shard_is_a_usage_error(text):
+    with pytest.raises(UsageError, match="K/N"):
+        ms.parse_shard(text)
+
+
+# --------------------------------------------------------------------------------------------
+# Judging one mutant
+
+
+class _ScriptedWorker(Worker):
+    def __init__(self, copy: Path, runs: list[PytestRun]) -> None:
+        super().__init__(copy, timeout=5)
+        self.runs = runs
+        self.calls: list[list[str]] = []
+        self.sources: list[str] = []
+
+    def pytest(self, arguments, *, first_failure_only, mutant=""):
+        self.calls.append(list(arguments))
+        self.sources.append((self.copy / "src/practice_loop/kernel/m.py").read_text())
+        return self.runs.pop(0)
+
+
+def _comparison_site() -> Site:
+    # cosmic-ray's first `<` -> `<=` replacement in _MODULE: `value < cap`.
+    return _site(12, 44, "return ...", operator="core/ReplaceComparisonOperator_Lt_LtE")
+
+
+def test_a_kernel_mutant_meets_its_module_tests_then_the_fast_directories(tmp_path):
+    root = _root(tmp_path)
+    (root / "src/practice_loop/kernel/n.py").write_text("", encoding="utf-8")
+    for test in ("tests/cover/test_m.py", "tests/cover/test_n.py", "tests/architecture/t.py"):
+        (root / test).parent.mkdir(parents=True, exist_ok=True)
+        (root / test).write_text("", encoding="utf-8")
+    passed = PytestRun(0, (), 1.0, "")
+    worker = _ScriptedWorker(
+        root, [passed, PytestRun(1, (("tests/cover/test_x.py::t", "call"),), 2.0, "")]
+    )
+    result = ms.judge_site(worker, _comparison_site())
+    assert (result.verdict, result.phase, result.killed_by, result.seconds) == (
+        Verdict.KILLED,
+        Phase.KERNEL_TESTS,
+        "tests/cover/test_x.py::t",
+        3.0,
+    )
+    assert worker.calls == [
+        ["tests/cover/test_m.py"],
+        ["tests/cover/test_n.py", "tests/architecture"],  # the other modules', the others
+    ]
+    assert all("value <= cap" in source for source in worker.sources)  # run under the mutant
+    assert (
+        result.diff.splitlines()[1]
+        .strip()
+        .startswith("+    return value if value is None or value <= cap")
+    )
+    assert "value < cap" in (root / "src/practice_loop/kernel/m.py").read_text()  # restored
+
+
+def test_a_phase_without_tests_is_left_out_never_run_as_the_whole_suite(tmp_path):
+    """To pytest, no arguments means every test: a phase with none is not a phase."""
+    root = _root(tmp_path)
+    assert ms.site_phases(_comparison_site(), root) == [
+        (Phase.KERNEL_TESTS, ["tests/architecture"])
+    ]
+    (root / "tests" / "architecture").rmdir()
+    assert ms.site_phases(_comparison_site(), root) == []
+
+
+def test_an_import_crash_under_a_kernel_mutant_is_a_kill(tmp_path):
+    worker = _ScriptedWorker(
+        _root(tmp_path), [PytestRun(2, (("tests/cover/test_y.py", "collect"),), 1.0, "")]
+    )
+    result = ms.judge_site(worker, _comparison_site())
+    assert (result.verdict, result.killed_by) == (Verdict.KILLED, "tests/cover/test_y.py")
+
+
+def test_a_surviving_kernel_mutant_and_one_whose_operator_no_longer_applies(tmp_path):
+    root = _root(tmp_path)
+    survivor = ms.judge_site(_ScriptedWorker(root, [PytestRun(0, (), 1.0, "")]), _comparison_site())
+    assert (survivor.verdict, survivor.phase) == (Verdict.SURVIVED, Phase.KERNEL_TESTS)
+    gone = dataclasses.replace(_comparison_site(), occurrence=99)
+    worker = _ScriptedWorker(root, [])
+    assert ms.judge_site(worker, gone).verdict is Verdict.INCOMPETENT
+    assert worker.calls == []
+
+
+# --------------------------------------------------------------------------------------------
+# The score and the report
+
+
+def _judged(verdict: Verdict, line: int = 1) -> Judged:
+    return Judged(_site(line, 0, "x", occurrence=line), verdict, Phase.MODULE_TESTS, 1.0, "t")
+
+
+@pytest.mark.obligation("LOCAL-0015/score_threshold")
+def test_the_score_counts_timeouts_as_kills_and_unconfirmed_as_not_and_ignores_incompetent():
+    statuses = ["killed"] * 17 + ["timed_out", "survived", "unconfirmed", "incompetent"]
+    totals = ms.totals_of(statuses, equivalent=4, sites=30, candidates=26)
+    assert totals["score"] == 90.0  # 18 of 20
+    assert (totals["incompetent"], totals["judged"], totals["equivalent"]) == (1, 21, 4)
+
+
+def _report(results, stale=(), shard=None, sites=None):
+    sites = sites or [r.site for r in results]
+    return ms.score_report(
+        sites=sites,
+        candidates=sites,
+        reasons={},
+        results=results,
+        stale=list(stale),
+        selection={"description": "test", "sample": None, "seed": None, "shard": shard},
+        context={"commit": "c", "python": "3", "hypothesis": "6", "cosmic-ray": "8"},
+        wall_seconds=1.0,
+    )
+
+
+@pytest.mark.obligation("LOCAL-0015/score_threshold")
+def test_the_run_fails_below_the_minimum_score_or_with_a_stale_entry():
+    twenty = [_judged(Verdict.KILLED, line) for line in range(1, 20)] + [
+        _judged(Verdict.SURVIVED, 20)
+    ]
+    assert ms._verdict_line(_report(twenty), 95.0)[0] is True
+    assert ms._verdict_line(_report(twenty), 96.0)[0] is False
+    entry = Equivalent("f", "op", "x", 0, "y", "a reason of five words", "entry #1")
+    passed, line = ms._verdict_line(_report(twenty, stale=[entry]), 95.0)
+    assert not passed and "1 stale equivalents entries" in line
+    assert ms._verdict_line(_report([]), 0.0)[0] is False  # nothing judged proves nothing
+    markdown = ms.score_markdown(_report(twenty))
+    assert "**95.0%** of 20 judged" in markdown and "`src/practice_loop/kernel/m.py:20`" in markdown
+
+
+@pytest.mark.obligation("LOCAL-0015/shards_add_up")
+def test_shards_combine_only_when_they_are_all_the_shards_of_one_enumeration():
+    sites = [_site(line, 0, "x", occurrence=line) for line in range(1, 5)]
+    one = _report(
+        [Judged(sites[0], Verdict.KILLED), Judged(sites[2], Verdict.SURVIVED)],
+        shard=[1, 2],
+        sites=sites,
+    )
+    two = _report(
+        [Judged(sites[1], Verdict.KILLED), Judged(sites[3], Verdict.KILLED)],
+        shard=[2, 2],
+        sites=sites,
+    )
+    combined = ms.combine([two, one])
+    assert combined["totals"]["score"] == 75.0 and combined["totals"]["judged"] == 4
+    assert [entry["line"] for entry in combined["judged"]] == [1, 2, 3, 4]
+    with pytest.raises(UsageError, match="not 1/N .. N/N"):
+        ms.combine([one])
+    with pytest.raises(UsageError, match="not 1/N .. N/N"):
+        ms.combine([one, one])
+    other = json.loads(json.dumps(two)) | {"enumeration_digest": "0" * 64}
+    with pytest.raises(UsageError, match="enumeration_digest"):
+        ms.combine([one, other])
+    sampled = json.loads(json.dumps(two))
+    sampled["selection"]["sample"] = 3
+    with pytest.raises(UsageError, match="sampled"):
+        ms.combine([one, sampled])
