@@ -13,11 +13,18 @@ from __future__ import annotations
 import inspect
 import os
 import re
+import signal
 
 import pytest
 from hypothesis import HealthCheck, settings
 
 from practice_loop.harness.fuzz_database import database_from_environment
+
+# The tests that press Ctrl-C on a child process (the command line, the fuzz campaign,
+# Workbench) need a child that can receive it, but a session started in the background (`&` in
+# a script, nohup) inherits SIGINT ignored, and so would every child.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # Every profile starts from Hypothesis's defaults: when CI is set, Hypothesis has already
 # loaded its own derandomized "ci" profile, which profiles would otherwise inherit from.

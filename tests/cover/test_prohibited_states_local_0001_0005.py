@@ -11,26 +11,26 @@ import pytest
 from hypothesis import given, settings
 
 from practice_loop.kernel import (
-    AssessmentStatus,
-    BudgetCharge,
-    GateReason,
-    OperatorManifestRow,
-    OperatorSetManifest,
-    Role,
-    SearchGateStatus,
     EMPTY_OPERATOR_SET,
     GEOMETRIC_SEARCH_RUN_V2_POLICY_VERSION,
+    AssessmentStatus,
+    BudgetCharge,
     CandidateAttempt,
     CandidateReplayStatus,
     Defect,
     Direction,
+    GateReason,
     GeometricSearchRun,
+    GroundedUnaryDeltaCue,
     OpenedSearchRun,
+    OperatorManifestRow,
+    OperatorSetManifest,
+    RecordError,
+    Role,
     RunDisposition,
     RunExhaustionCode,
+    SearchGateStatus,
     SearchRunRefusal,
-    GroundedUnaryDeltaCue,
-    RecordError,
     SourceSpan,
     Stage,
     StageRefusal,
@@ -43,8 +43,6 @@ from practice_loop.kernel import (
     operator_set_id,
     record_attempts,
 )
-from practice_loop.kernel.record import checked_canonical_bytes
-from practice_loop.kernel.refusal import refuse
 from practice_loop.kernel.budget import BudgetLimits, BudgetPolicyRow, ComputeBudgetStatus
 from practice_loop.kernel.frame import (
     MAX_EVIDENCE_CHARS,
@@ -55,13 +53,23 @@ from practice_loop.kernel.frame import (
     HazardCode,
     ProblemFrame,
 )
+from practice_loop.kernel.record import checked_canonical_bytes
+from practice_loop.kernel.refusal import refuse
 from practice_loop.kernel.search_run import (
     REFUSAL_TABLE,
     RunRefusalReason,
     admit_within_ceiling,
     refusal_disposition,
 )
-from practice_strategies import FRAME_RECIPES, Chain, build_chain, chains, eligible_chains, other_digest, tampered
+from practice_strategies import (
+    FRAME_RECIPES,
+    Chain,
+    build_chain,
+    chains,
+    eligible_chains,
+    other_digest,
+    tampered,
+)
 from practice_strategies.frames import problem_frames
 
 FEW = settings(max_examples=5)
