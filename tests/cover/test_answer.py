@@ -48,6 +48,7 @@ from practice_loop.kernel import (
     problem_frame_digest,
     replay_candidate,
 )
+from practice_loop.kernel.answer import _only_one_binding_added
 from practice_loop.kernel.operators import candidate_digest_of
 from practice_strategies import (
     FRAME_RECIPES,
@@ -756,3 +757,44 @@ def test_deciding_leaves_every_input_untouched():
     decide_answer(DU_FRAME, DU_ASSESSMENT, replays=(DU_REPLAY,))
     decide_answer(RI_FRAME, RI_ASSESSMENT, direct_proof=RI_PROOF)
     assert [canonical_json(record.to_json()) for record in inputs] == before
+
+
+def test_a_candidate_frame_adds_exactly_the_missing_direction_and_nothing_else():
+    """ADR-0231 §6: the replay's candidate is the original frame with one binding added, the
+    missing direction. One that changes the relation type, or whose original already binds a
+    direction, is not (each would also be refused downstream; this check comes first, and
+    the kernel mutation score found it untested, docs/adr/0015)."""
+    candidate = DU_TRACE.replays[0].candidate_frame
+    assert _only_one_binding_added(DU_FRAME, candidate)
+    (proposal,) = candidate.proposals
+    retyped = dataclasses.replace(
+        candidate,
+        proposals=(dataclasses.replace(proposal, relation_type="state_change.other"),),
+    )
+    assert not _only_one_binding_added(DU_FRAME, retyped)
+    # An original that binds the direction already, and a candidate that adds another role.
+    (other_role,) = [b for b in proposal.bindings if b.role is Role.DELTA]
+    bound = dataclasses.replace(
+        candidate,
+        proposals=(
+            dataclasses.replace(
+                proposal, bindings=tuple(b for b in proposal.bindings if b is not other_role)
+            ),
+        ),
+    )
+    assert bound.proposals[0].binding(Role.DIRECTION) is not None
+    assert not _only_one_binding_added(bound, candidate)
+    # An original missing two roles, and a candidate adding both.
+    (delta,) = [b for b in proposal.bindings if b.role is Role.DELTA]
+    two_missing = dataclasses.replace(
+        candidate,
+        proposals=(
+            dataclasses.replace(
+                proposal,
+                bindings=tuple(
+                    b for b in proposal.bindings if b.role not in (Role.DELTA, Role.DIRECTION)
+                ),
+            ),
+        ),
+    )
+    assert not _only_one_binding_added(two_missing, candidate)

@@ -442,6 +442,29 @@ def test_blocker_code_must_be_a_member() -> None:
 
 
 @pytest.mark.obligation("LOCAL-0005/blocker_order")
+@pytest.mark.parametrize("other", ["Aaron", "Zed", "aardvark", "zebra"])
+@pytest.mark.parametrize("where", ["first_fact", "second_fact", "question"])
+@pytest.mark.parametrize(
+    ("field", "code"),
+    [("entity", BlockerCode.ENTITY_MISMATCH), ("unit", BlockerCode.UNIT_MISMATCH)],
+)
+def test_every_fact_and_the_question_share_entity_and_unit(field, code, where, other):
+    """docs/adr/0005: the two facts and the question name one entity and one unit; any one of
+    the three that differs, sorting before or after the others, is refused (the kernel
+    mutation score's survivor `a == b == c` made `a >= b == c`, docs/adr/0015)."""
+    (example,) = [e for e in shipped_examples() if e.name == "runnable_increase"]
+    frame = example.frame
+    if where == "question":
+        changed = replace(frame, target=replace(frame.target, **{field: other}))
+    else:
+        index = 0 if where == "first_fact" else 1
+        facts = list(frame.facts)
+        facts[index] = replace(facts[index], **{field: other})
+        changed = replace(frame, facts=tuple(facts))
+    assert [b.code for b in assess(changed).blockers] == [code]
+
+
+@pytest.mark.obligation("LOCAL-0005/blocker_order")
 def test_one_state_of_one_entity():
     """docs/adr/0005: initial and delta are two facts, and facts and question share the
     entity; otherwise the contract refuses (role_conflict, entity_mismatch)."""

@@ -819,3 +819,16 @@ def test_determinism_and_non_mutation(chain: Chain) -> None:
     assert canonical_json(COMPUTE_BUDGET_V1.to_json()) == policy_bytes
     assert chain.gate.find_defect() is None
     assert BUDGET_POLICIES == {"compute_budget.v1": COMPUTE_BUDGET_V1}
+
+
+def test_the_contract_reads_an_unknown_reason_by_value_not_by_object():
+    """The budget contract's own predicate accepts an unassessable verdict for an unknown
+    reason whatever string object carries the code, as a decoded trace gives it (the kernel
+    mutation score's survivor `==` made `is`, docs/adr/0015)."""
+    from practice_loop.kernel.budget import _v1_row_or_none, compute_budget_v1
+
+    verdict = compute_budget_v1(SearchGateStatus.ELIGIBLE, "eligible_not_in_the_table")
+    assert verdict.status is ComputeBudgetStatus.BUDGET_UNASSESSABLE
+    fresh = "".join(list(verdict.reason_code))
+    assert fresh is not verdict.reason_code
+    assert _v1_row_or_none(dataclasses.replace(verdict, reason_code=fresh))

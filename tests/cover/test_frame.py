@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from practice_loop.harness.examples import shipped_examples
 from practice_loop.kernel import (
     PROBLEM_FRAME_SCHEMA_VERSION,
     UNARY_DELTA_ORGAN,
@@ -379,3 +380,14 @@ def test_items_beyond_the_cap_are_refused_even_without_spans():
         "$",
         Defect.SEQUENCE_TOO_LONG,
     )
+
+
+def test_a_fact_is_found_by_its_exact_id_in_any_order():
+    """A frame's fact is the one whose id is the one asked for, wherever it stands; an id no
+    fact has finds none (the kernel mutation score's survivor `==` made `>=`, which only
+    held while ids came sorted, docs/adr/0015)."""
+    (example,) = [e for e in shipped_examples() if e.name == "runnable_increase"]
+    frame = dataclasses.replace(example.frame, facts=tuple(reversed(example.frame.facts)))
+    for fact in frame.facts:
+        assert frame.fact(fact.fact_id) is fact
+    assert frame.fact("a0") is None and frame.fact("z9") is None

@@ -1714,3 +1714,22 @@ def test_a_residual_that_is_not_its_blockers_projection_is_refused(ctx):
     spans = ctx.residual.evidence_spans
     residual = resealed(ctx.residual, evidence_spans=spans + spans[:1])
     _assert_refused(propose(forged(ctx, residual=residual)), R.IDENTITY_MISMATCH)
+
+
+@pytest.mark.parametrize(
+    ("charge", "fits"),
+    [((1, 1), True), ((3, 1), False), ((1, 3), False), ((2, 2), True)],
+)
+def test_the_first_attempt_is_charged_in_full(charge, fits):
+    """ADR-0231 §7.3.17-20: attempt 0 is charged the policy's whole (candidates, steps), and
+    a charge beyond the budget refuses even the first attempt (the kernel mutation score's
+    survivor `(index + 1)` made `(index ** 1)`, which charged attempt 0 nothing,
+    docs/adr/0015). Budget (max_candidates 2, depth 1, max_steps 2, parallelism 1)."""
+    from practice_loop.kernel.operators import attempt_charge_failure
+
+    found = attempt_charge_failure(0, (2, 1, 2, 1), charge, (1, 1, 1))
+    assert (found is None) is fits
+    if not fits:
+        assert found is R.CHARGE_EXCEEDS_BUDGET
+    # The second attempt, where a policy allows two, is charged for both: 2 x 2 > 3.
+    assert attempt_charge_failure(1, (3, 1, 3, 1), (2, 1), (1, 2, 1)) is R.CHARGE_EXCEEDS_BUDGET
