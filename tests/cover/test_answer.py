@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+from typing import Any
 
 import pytest
 from hypothesis import assume, given
@@ -761,9 +762,9 @@ def test_deciding_leaves_every_input_untouched():
 
 def test_a_candidate_frame_adds_exactly_the_missing_direction_and_nothing_else():
     """ADR-0231 §6: the replay's candidate is the original frame with one binding added, the
-    missing direction. One that changes the relation type, or whose original already binds a
-    direction, is not (each would also be refused downstream; this check comes first, and
-    the kernel mutation score found it untested, docs/adr/0015)."""
+    missing direction. One that changes the relation type, adds two roles, or whose original
+    already binds a direction, is not (each would also be refused downstream; this check
+    comes first, and the kernel mutation score found it untested, docs/adr/0015)."""
     candidate = DU_TRACE.replays[0].candidate_frame
     assert _only_one_binding_added(DU_FRAME, candidate)
     (proposal,) = candidate.proposals
@@ -772,29 +773,16 @@ def test_a_candidate_frame_adds_exactly_the_missing_direction_and_nothing_else()
         proposals=(dataclasses.replace(proposal, relation_type="state_change.other"),),
     )
     assert not _only_one_binding_added(DU_FRAME, retyped)
+
+    def without(*roles: Role) -> Any:
+        kept = tuple(b for b in proposal.bindings if b.role not in roles)
+        return dataclasses.replace(
+            candidate, proposals=(dataclasses.replace(proposal, bindings=kept),)
+        )
+
     # An original that binds the direction already, and a candidate that adds another role.
-    (other_role,) = [b for b in proposal.bindings if b.role is Role.DELTA]
-    bound = dataclasses.replace(
-        candidate,
-        proposals=(
-            dataclasses.replace(
-                proposal, bindings=tuple(b for b in proposal.bindings if b is not other_role)
-            ),
-        ),
-    )
+    bound = without(Role.DELTA)
     assert bound.proposals[0].binding(Role.DIRECTION) is not None
     assert not _only_one_binding_added(bound, candidate)
     # An original missing two roles, and a candidate adding both.
-    (delta,) = [b for b in proposal.bindings if b.role is Role.DELTA]
-    two_missing = dataclasses.replace(
-        candidate,
-        proposals=(
-            dataclasses.replace(
-                proposal,
-                bindings=tuple(
-                    b for b in proposal.bindings if b.role not in (Role.DELTA, Role.DIRECTION)
-                ),
-            ),
-        ),
-    )
-    assert not _only_one_binding_added(two_missing, candidate)
+    assert not _only_one_binding_added(without(Role.DELTA, Role.DIRECTION), candidate)
