@@ -397,3 +397,29 @@ def test_shards_combine_only_when_they_are_all_the_shards_of_one_enumeration():
     sampled["selection"]["sample"] = 3
     with pytest.raises(UsageError, match="sampled"):
         ms.combine([one, sampled])
+
+
+def test_every_mutant_is_written_back_into_cosmic_rays_session(tmp_path):
+    """cosmic-ray's own reports read the run: each judged mutant has its outcome and diff,
+    an equivalent one is skipped with its reason, and one not drawn is skipped as such."""
+    from cosmic_ray.work_db import WorkDB, use_db
+    from cosmic_ray.work_item import TestOutcome, WorkerOutcome
+
+    root = _root(tmp_path)
+    session = tmp_path / "session.sqlite"
+    sites = ms.enumerate_sites(root, session)
+    judged, equivalent, *_ = sites
+    ms.record_in_session(
+        session,
+        [Judged(judged, Verdict.SURVIVED, Phase.KERNEL_TESTS, 1.0, None, "", "-a\n+b")],
+        {equivalent.job_id: "a reason"},
+    )
+    with use_db(str(session), WorkDB.Mode.open) as db:
+        results = dict(db.results)
+        assert not list(db.pending_work_items)
+    assert results[judged.job_id].test_outcome is TestOutcome.SURVIVED
+    assert results[judged.job_id].diff == "-a\n+b"
+    assert results[equivalent.job_id].worker_outcome is WorkerOutcome.SKIPPED
+    assert results[equivalent.job_id].output == "equivalent: a reason"
+    others = [results[site.job_id].output for site in sites[2:]]
+    assert others and set(others) == {"not selected in this run"}

@@ -550,10 +550,9 @@ def judge_sites(
     return [confirmed(result) for result in results]
 
 
-def record_in_session(
-    session: Path, results: Sequence[Judged], reasons: dict[str, str], judged: set[str]
-) -> None:
-    """Write every outcome into cosmic-ray's database, so its own reports read the run."""
+def record_in_session(session: Path, results: Sequence[Judged], reasons: dict[str, str]) -> None:
+    """Write every outcome into cosmic-ray's database, so its own reports read the run; every
+    mutant left pending was not judged (equivalent, or not selected)."""
     cr = _cosmic_ray()
     outcome = {
         Verdict.KILLED: cr.TestOutcome.KILLED,
@@ -573,8 +572,7 @@ def record_in_session(
                     diff=result.diff,
                 ),
             )
-        skipped = [job for job in db.pending_work_items if job.job_id not in judged]
-        for job in skipped:
+        for job in list(db.pending_work_items):
             db.set_result(
                 job.job_id,
                 cr.WorkResult(
@@ -727,14 +725,11 @@ def combine(reports: Sequence[dict[str, Any]]) -> dict[str, Any]:
         key=lambda entry: (entry["file"], entry["operator"], entry["occurrence"]),
     )
     seconds = [e["seconds"] for e in judged if e["status"] in ("killed", "timed_out")]
-    totals = dict(first["totals"])
-    totals.update(
-        totals_of(
-            [entry["status"] for entry in judged],
-            first["totals"]["equivalent"],
-            first["totals"]["sites"],
-            first["totals"]["candidates"],
-        )
+    totals = totals_of(
+        [entry["status"] for entry in judged],
+        first["totals"]["equivalent"],
+        first["totals"]["sites"],
+        first["totals"]["candidates"],
     )
     return first | {
         "selection": {
@@ -922,7 +917,7 @@ def _judge(args: argparse.Namespace) -> dict[str, Any]:
         )
     finally:
         signal.signal(signal.SIGTERM, previous)
-    record_in_session(session, results, reasons, {r.site.job_id for r in results})
+    record_in_session(session, results, reasons)
     context = mutants.run_context(root, "cosmic-ray")
     return score_report(
         sites=sites,
