@@ -5,6 +5,7 @@ runs recorded, the score, and the shards added into one report. CI runs the real
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import json
 from pathlib import Path
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from practice_loop.harness import mutation_score as ms
-from practice_loop.harness.mutants import Phase, PytestRun, Worker
+from practice_loop.harness.mutants import CopyError, Phase, PytestRun, Worker
 from practice_loop.harness.mutation_score import (
     ANNOTATION_REASON,
     Equivalent,
@@ -277,7 +278,8 @@ def test_a_kernel_mutant_meets_its_module_tests_then_the_fast_directories(tmp_pa
     worker = _ScriptedWorker(
         root, [passed, PytestRun(1, (("tests/cover/test_x.py::t", "call"),), 2.0, "")]
     )
-    result = ms.judge_site(worker, _comparison_site())
+    site = _comparison_site()
+    result = ms.judge_site(worker, site, ms.site_phases(site, root, None, {}))
     assert (result.verdict, result.phase, result.killed_by, result.seconds) == (
         Verdict.KILLED,
         Phase.KERNEL_TESTS,
@@ -300,29 +302,231 @@ def test_a_kernel_mutant_meets_its_module_tests_then_the_fast_directories(tmp_pa
 def test_a_phase_without_tests_is_left_out_never_run_as_the_whole_suite(tmp_path):
     """To pytest, no arguments means every test: a phase with none is not a phase."""
     root = _root(tmp_path)
-    assert ms.site_phases(_comparison_site(), root) == [
+    assert ms.site_phases(_comparison_site(), root, None, {}) == [
         (Phase.KERNEL_TESTS, ["tests/architecture"])
     ]
     (root / "tests" / "architecture").rmdir()
-    assert ms.site_phases(_comparison_site(), root) == []
+    assert ms.site_phases(_comparison_site(), root, None, {}) == []
 
 
 def test_an_import_crash_under_a_kernel_mutant_is_a_kill(tmp_path):
     worker = _ScriptedWorker(
         _root(tmp_path), [PytestRun(2, (("tests/cover/test_y.py", "collect"),), 1.0, "")]
     )
-    result = ms.judge_site(worker, _comparison_site())
+    result = ms.judge_site(worker, _comparison_site(), [(Phase.KERNEL_TESTS, ["tests/cover"])])
     assert (result.verdict, result.killed_by) == (Verdict.KILLED, "tests/cover/test_y.py")
 
 
 def test_a_surviving_kernel_mutant_and_one_whose_operator_no_longer_applies(tmp_path):
     root = _root(tmp_path)
-    survivor = ms.judge_site(_ScriptedWorker(root, [PytestRun(0, (), 1.0, "")]), _comparison_site())
+    phases = [(Phase.KERNEL_TESTS, ["tests/architecture"])]
+    worker = _ScriptedWorker(root, [PytestRun(0, (), 1.0, "")])
+    survivor = ms.judge_site(worker, _comparison_site(), phases)
     assert (survivor.verdict, survivor.phase) == (Verdict.SURVIVED, Phase.KERNEL_TESTS)
     gone = dataclasses.replace(_comparison_site(), occurrence=99)
     worker = _ScriptedWorker(root, [])
-    assert ms.judge_site(worker, gone).verdict is Verdict.INCOMPETENT
+    assert ms.judge_site(worker, gone, phases).verdict is Verdict.INCOMPETENT
     assert worker.calls == []
+
+
+# --------------------------------------------------------------------------------------------
+# Choosing each mutant's tests by what reaches its line
+
+_STATEMENTS = """import functools
+
+
+@functools.cache
+def f(
+    x=1,
+):
+    if (x >
+            2):
+        return [
+            x,
+        ]
+    try:
+        pass
+    except ValueError:
+        raise
+"""
+
+
+@pytest.mark.obligation("LOCAL-0015/reach_selection")
+def test_a_sites_lines_are_its_innermost_statements_own_lines():
+    """What a tracer reports for the statement, or the header, a site is in; never a nested
+    statement's lines, always the site's own."""
+    tree = ms.statements_of(ast.parse(_STATEMENTS))
+    assert ms.statement_lines(tree, 6) == {4, 5, 6, 7}  # a default: decorator and signature
+    assert ms.statement_lines(tree, 9) == {8, 9}  # an `if` test: the header, not the body
+    assert ms.statement_lines(tree, 11) == {10, 11, 12}  # a simple statement: all its lines
+    assert ms.statement_lines(tree, 15) == {13, 15}  # an `except` clause: the `try`'s own
+
+
+_OWN = "tests/cover/test_m.py"
+
+
+def _reach(*, at_import=(), executed=None, unmeasured=()) -> ms.Reach:
+    file = "src/practice_loop/kernel/m.py"
+    return ms.Reach(
+        tests={file: {line: frozenset(tests) for line, tests in (executed or {}).items()}},
+        at_import={file: frozenset(at_import)},
+        unmeasured={file: frozenset(unmeasured)},
+        seconds=1.0,
+    )
+
+
+def _trees() -> dict[str, list[ms.Statement]]:
+    return {"src/practice_loop/kernel/m.py": ms.statements_of(ast.parse(_MODULE))}
+
+
+@pytest.mark.obligation("LOCAL-0015/reach_selection")
+def test_a_line_the_import_runs_is_judged_by_every_kernel_test_file(tmp_path):
+    """A mutant of what runs at import can change any later test: coverage cannot say which."""
+    root = _root(tmp_path)
+    (root / _OWN).parent.mkdir(parents=True)
+    (root / _OWN).write_text("", encoding="utf-8")
+    reach = _reach(at_import={12}, executed={12: {f"{_OWN}::t"}})
+    assert ms.site_phases(_comparison_site(), root, reach, _trees()) == [
+        (Phase.MODULE_TESTS, [_OWN]),
+        (Phase.KERNEL_TESTS, ["tests/architecture"]),
+    ]
+
+
+@pytest.mark.obligation("LOCAL-0015/reach_selection")
+def test_a_line_is_judged_by_the_tests_that_execute_it_and_those_coverage_cannot_see(tmp_path):
+    root = _root(tmp_path)
+    (root / _OWN).parent.mkdir(parents=True)
+    (root / _OWN).write_text("", encoding="utf-8")
+    reach = _reach(
+        at_import={11},  # the `def` line: not the site's statement
+        executed={
+            12: {f"{_OWN}::b", "tests/cover/test_m_extra.py::c", f"{_OWN}::a"},
+            13: {f"{_OWN}::elsewhere"},
+        },
+        unmeasured={"tests/architecture/test_x.py::starts_a_process"},
+    )
+    assert ms.site_phases(_comparison_site(), root, reach, _trees()) == [
+        (Phase.MODULE_TESTS, [f"{_OWN}::a", f"{_OWN}::b"]),
+        (
+            Phase.KERNEL_TESTS,
+            ["tests/architecture/test_x.py::starts_a_process", "tests/cover/test_m_extra.py::c"],
+        ),
+    ]
+
+
+@pytest.mark.obligation("LOCAL-0015/reach_selection")
+def test_a_line_no_test_reaches_survives_without_a_run(tmp_path):
+    root = _root(tmp_path)
+    phases = ms.site_phases(_comparison_site(), root, _reach(executed={13: {"t::x"}}), _trees())
+    assert phases == []
+    worker = _ScriptedWorker(root, [])
+    result = ms.judge_site(worker, _comparison_site(), phases)
+    assert (result.verdict, result.detail, worker.calls) == (
+        Verdict.SURVIVED,
+        ms.NO_TEST_REACHES,
+        [],
+    )
+    assert "value <= cap" in result.diff
+
+
+_REACHED = """LIMIT = 2
+
+
+def bound(value):
+    if value > LIMIT:
+        return LIMIT
+    return value
+
+
+def unused():
+    return 0
+"""
+
+_REACHING_TESTS = """import pathlib
+import subprocess
+import sys
+
+from practice_loop.kernel import m
+
+
+def test_small():
+    assert m.bound(1) == 1
+
+
+def test_large():
+    assert m.bound(5) == 2
+
+
+def test_reads_the_source():
+    assert "LIMIT" in pathlib.Path(m.__file__).read_text()
+
+
+def test_starts_a_process():
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+"""
+
+
+def _reaching_project(tmp_path: Path, tests: str = _REACHING_TESTS) -> tuple[Worker, set[str]]:
+    """A checkout of one kernel module, its tests, and the reach plugin, measured for real."""
+    root = _root(tmp_path / "copy", _REACHED)
+    harness = root / "src" / "practice_loop" / "harness"
+    harness.mkdir()
+    for name in ("__init__.py", "reach_plugin.py"):
+        (harness / name).write_bytes((Path(ms.__file__).parent / name).read_bytes())
+    (root / "src" / "practice_loop" / "__init__.py").write_text("", encoding="utf-8")
+    (root / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    (root / _OWN).parent.mkdir(parents=True)
+    (root / _OWN).write_text(tests, encoding="utf-8")
+    worker = Worker(root, timeout=300)
+    worker.environment["HYPOTHESIS_NO_PLUGINS"] = "1"  # this project registers no strategies
+    names = ("small", "large", "reads_the_source", "starts_a_process")
+    return worker, {f"{_OWN}::test_{name}" for name in names}
+
+
+@pytest.mark.obligation("LOCAL-0015/reach_selection")
+@pytest.mark.parametrize("jobs", [1, 2])  # 2: pytest-xdist, a record per worker process
+def test_the_reach_of_each_line_is_measured_under_coverage_in_one_run(tmp_path, jobs):
+    worker, collected = _reaching_project(tmp_path)
+    reach = ms.measure_reach(worker, [_OWN], jobs=jobs, out=tmp_path / "out", collected=collected)
+    file = "src/practice_loop/kernel/m.py"
+    executed = reach.tests[file]
+    assert executed[5] == {f"{_OWN}::test_small", f"{_OWN}::test_large"}
+    assert executed[6] == {f"{_OWN}::test_large"}
+    assert not executed.get(11)  # `unused` is never called
+    assert {1, 4, 10} <= reach.at_import[file] and 5 not in reach.at_import[file]
+    unmeasured = {f"{_OWN}::test_reads_the_source", f"{_OWN}::test_starts_a_process"}
+    assert reach.unmeasured[file] == unmeasured
+    assert (tmp_path / "out" / ms.REACH_DATA).is_file()  # kept, for coverage's own reports
+
+
+_FAILING_TEST = "\n\ndef test_fails():\n    assert False\n"
+_KERNEL_IMPORTED_IN_A_TEST = """def test_small():
+    from practice_loop.kernel import m
+
+    assert m.bound(1) == 1
+"""
+
+
+@pytest.mark.obligation("LOCAL-0015/reach_selection")
+@pytest.mark.parametrize(
+    ("tests", "collected", "problem"),
+    [
+        (_REACHING_TESTS + _FAILING_TEST, None, "do not pass unmutated under coverage"),
+        (
+            _KERNEL_IMPORTED_IN_A_TEST,
+            {f"{_OWN}::test_small"},
+            "coverage did not see src/practice_loop/kernel/m.py imported",
+        ),
+        (_REACHING_TESTS, {f"{_OWN}::test_small"}, "names tests that were not collected"),
+    ],
+    ids=["a_test_fails_unmutated", "the_kernel_imported_in_a_test", "an_uncollected_test"],
+)
+def test_a_reach_the_selection_cannot_trust_is_refused(tmp_path, tests, collected, problem):
+    worker, every_test = _reaching_project(tmp_path, tests)
+    with pytest.raises(CopyError, match=problem):
+        ms.measure_reach(
+            worker, [_OWN], jobs=1, out=tmp_path / "out", collected=collected or every_test
+        )
 
 
 # --------------------------------------------------------------------------------------------

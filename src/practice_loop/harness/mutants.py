@@ -448,11 +448,11 @@ class Worker:
             os.killpg(server.pid, signal.SIGKILL)
             server.wait()
 
-    def collect(self) -> list[dict[str, Any]]:
-        """Every test of the default suite with the obligations it names."""
+    def collect(self, tests: Sequence[str] = ()) -> list[dict[str, Any]]:
+        """Every test of ``tests`` (none: the default suite) with the obligations it names."""
         target = self.copy / ".mutant-collect.json"
         run = self.pytest(
-            ["--collect-only", f"--mutant-collect={target}"], first_failure_only=False
+            ["--collect-only", f"--mutant-collect={target}", *tests], first_failure_only=False
         )
         if run.returncode != 0 or not target.is_file():
             raise CopyError(f"collecting the suite in the copy failed:\n{tail_of(run.output)}")

@@ -5,7 +5,9 @@ of. This score asks the converse of every line of the kernel: cosmic-ray enumera
 one of its operators applies (a comparison flipped, a number moved, a condition negated, a
 loop that never runs, ...) and applies it; each such mutant is judged in the same warm copies
 as the catalogue's, by the mutated module's own test file first and then the rest of the
-kernel's tests (every kernel module's test file and ``CROSS_STAGE_TESTS``), with ``-x``.
+kernel's tests (every kernel module's test file and ``CROSS_STAGE_TESTS``), with ``-x``; of
+those, only the tests that reach its line, as one unmutated run under coverage measured them
+(``measure_reach``), unless the modules' import runs the line (``--every-test``: all of them).
 
 A mutant is ``killed`` (a test that passes unmutated fails under it, or a test module cannot
 even be imported: the suite noticed), ``timed_out`` (counted as killed, listed apart),
@@ -34,10 +36,12 @@ import difflib
 import enum
 import hashlib
 import json
+import os
 import random
 import re
 import signal
 import statistics
+import subprocess
 import sys
 import time
 import tomllib
@@ -58,6 +62,8 @@ DEFAULT_OUT = Path("mutation-score")
 SESSION = "session.sqlite"
 SCORE_JSON = "score.json"
 SCORE_MARKDOWN = "score.md"
+REACH_DATA = "reach.sqlite"  # coverage's data of the selection run, kept for inspection
+NO_TEST_REACHES = "no kernel test executes this line or reaches the module out of coverage"
 DEFAULT_MIN_SCORE = 95.0
 DEFAULT_TIMEOUT_SECONDS = 1800  # the kernel tests take minutes on one core
 # The second phase, after the module's own tests: every kernel module's test file and these,
@@ -457,9 +463,10 @@ def module_tests(file: str, root: Path) -> list[str]:
     return [own.as_posix()] if (root / own).is_file() else []
 
 
-def site_phases(site: Site, root: Path) -> list[tuple[Phase, list[str]]]:
-    """The module's own test file, then the rest of the kernel's tests."""
-    own = module_tests(site.file, root)
+def kernel_test_files(file: str, root: Path) -> list[tuple[Phase, list[str]]]:
+    """The module's own test file, then the rest of the kernel's tests: every test that could
+    notice the mutant, whatever it executes."""
+    own = module_tests(file, root)
     others = [
         test
         for module in kernel_modules(root)
@@ -475,7 +482,223 @@ def site_phases(site: Site, root: Path) -> list[tuple[Phase, list[str]]]:
     ]
 
 
-def judge_site(worker: Worker, site: Site) -> Judged:
+# ---------------------------------------------------------------------------------------------
+# Which kernel tests reach each line: the selection (docs/adr/0015)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Reach:
+    """What one unmutated run of the kernel's tests under coverage saw, per kernel module (paths
+    relative to the checkout). A mutant of a line that no test executes, that the modules'
+    import does not execute, and that no unmeasured test could see, cannot change any test's
+    run: the tests are derandomized (the ``ci`` profile), so each one repeats, up to the
+    mutated line, the run that was measured."""
+
+    tests: dict[str, dict[int, frozenset[str]]]  # line -> the node ids that execute it
+    at_import: dict[str, frozenset[int]]  # lines executed while the modules are imported
+    # Tests that reach the module out of coverage's sight: they start a process, or read it.
+    unmeasured: dict[str, frozenset[str]]
+    seconds: float
+
+
+Statement = tuple[int, int, frozenset[int]]  # first line, last line, the lines of its own
+
+
+def statements_of(tree: ast.Module) -> list[Statement]:
+    """Every statement of ``tree`` with the lines that are its own, not a nested statement's:
+    what a tracer reports when that statement, or its header, runs."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt):
+            first, last = _first_line(node), node.end_lineno or node.lineno
+            own = set(range(first, last + 1))
+            for nested in ast.walk(node):
+                if isinstance(nested, ast.stmt) and nested is not node:
+                    own -= set(range(_first_line(nested), (nested.end_lineno or 0) + 1))
+            found.append((first, last, frozenset(own)))
+    return found
+
+
+def statement_lines(statements: Sequence[Statement], line: int) -> frozenset[int]:
+    """The own lines of the innermost statement at ``line``, and ``line`` itself."""
+    containing = [s for s in statements if s[0] <= line <= s[1]]
+    # Nested statements start later, or on the same line (`if x: return`), listed after.
+    innermost = max(enumerate(containing), key=lambda item: (item[1][0], item[0]), default=None)
+    return frozenset({line} | (innermost[1][2] if innermost else set()))
+
+
+def _first_line(node: ast.stmt) -> int:
+    decorators = getattr(node, "decorator_list", ())
+    return min([node.lineno, *(decorator.lineno for decorator in decorators)])
+
+
+def _first_executed_line(tree: ast.Module) -> int | None:
+    for node in tree.body:
+        docstring = isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+        future = isinstance(node, ast.ImportFrom) and node.module == "__future__"
+        if not (docstring or future):
+            return _first_line(node)
+    return None
+
+
+def site_phases(
+    site: Site, root: Path, reach: Reach | None, statements: dict[str, list[Statement]]
+) -> list[tuple[Phase, list[str]]]:
+    """The tests that judge ``site``, in phases: the module's own test file's, then the
+    others'. Without ``reach``, or for a line the modules' import executes (its effect can be
+    anywhere), every kernel test file; otherwise the tests that execute the line and those
+    that reach the module unmeasured. ``[]``: no test can notice the mutant."""
+    if reach is None:
+        return kernel_test_files(site.file, root)
+    lines = statement_lines(statements[site.file], site.line)
+    if lines & reach.at_import.get(site.file, frozenset()):
+        return kernel_test_files(site.file, root)
+    executed = reach.tests.get(site.file, {})
+    tests = set(reach.unmeasured.get(site.file, frozenset()))
+    tests.update(*(executed.get(line, frozenset()) for line in lines))
+    own_files = tuple(f"{test}::" for test in module_tests(site.file, root))
+    own = sorted(test for test in tests if test.startswith(own_files)) if own_files else []
+    rest = sorted(tests.difference(own))
+    return [
+        (phase, chosen)
+        for phase, chosen in [(Phase.MODULE_TESTS, own), (Phase.KERNEL_TESTS, rest)]
+        if chosen
+    ]
+
+
+def _coverage_data() -> Any:
+    try:
+        from coverage import CoverageData
+    except ImportError as error:
+        raise UsageError(f"needs coverage ({error}): pip install 'practice-loop[test]'") from error
+    return CoverageData
+
+
+def measure_reach(
+    worker: Worker, tests: Sequence[str], *, jobs: int, out: Path, collected: set[str]
+) -> Reach:
+    """Run ``tests`` once, unmutated, in the worker's copy under coverage with one context per
+    test (pytest-cov's ``--cov-context=test``) and ``reach_plugin``; ``CopyError`` if they fail,
+    if coverage did not see a kernel module imported before the tests (its import-time lines
+    would be missed), or if a measured context is not a collected test."""
+    data_file = out / REACH_DATA
+    data_file.unlink(missing_ok=True)
+    record = worker.copy / ".reach.json"
+    for stale in worker.copy.glob(".reach.json*"):
+        stale.unlink()
+    kernel = (worker.copy / KERNEL).resolve()
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "practice_loop.harness.reach_plugin",
+        f"--reach-out={record}",
+        f"--reach-watch={kernel}",
+        f"--cov={kernel}",
+        "--cov-context=test",
+        "--cov-report=",
+        *(["-n", str(jobs)] if jobs > 1 else []),
+        *tests,
+    ]
+    environment = worker.environment | {"COVERAGE_FILE": str(data_file.resolve())}
+    start = time.monotonic()
+    returncode, output = _run_in_session(command, worker.copy, environment, worker.timeout)
+    seconds = time.monotonic() - start
+    if returncode != 0:
+        status = "timed out" if returncode is None else f"exit {returncode}"
+        raise CopyError(
+            f"the kernel's tests do not pass unmutated under coverage ({status}):\n"
+            f"{mutants.tail_of(output)}"
+        )
+    data = _coverage_data()(basename=str(data_file))
+    data.read()
+    tests_by_line: dict[str, dict[int, frozenset[str]]] = {}
+    at_import: dict[str, frozenset[int]] = {}
+    for measured in data.measured_files():
+        path = Path(measured).resolve()
+        if not path.is_relative_to(kernel):
+            continue
+        file = path.relative_to(worker.copy.resolve()).as_posix()
+        by_line = data.contexts_by_lineno(measured)
+        tests_by_line[file] = {
+            line: frozenset(context.rpartition("|")[0] for context in contexts if context)
+            for line, contexts in by_line.items()
+        }
+        at_import[file] = frozenset(line for line, contexts in by_line.items() if "" in contexts)
+    for module in kernel_modules(worker.copy):
+        file = module.relative_to(worker.copy).as_posix()
+        first = _first_executed_line(ast.parse(module.read_text(encoding="utf-8")))
+        if first is not None and first not in at_import.get(file, frozenset()):
+            raise CopyError(
+                f"coverage did not see {file} imported before the tests ran; its import-time "
+                "lines would be missed (is coverage started after the kernel is imported?)"
+            )
+    unmeasured = _unmeasured(worker.copy, sorted(worker.copy.glob(".reach.json*")))
+    for by_line in tests_by_line.values():
+        strangers = set().union(*by_line.values()) - collected
+        if strangers:
+            raise CopyError(
+                f"coverage names tests that were not collected, e.g. {min(strangers)!r}"
+            )
+    return Reach(tests_by_line, at_import, unmeasured, seconds)
+
+
+def _run_in_session(
+    command: Sequence[str], cwd: Path, environment: dict[str, str], timeout: float
+) -> tuple[int | None, str]:
+    """Run ``command`` in a process group of its own, ended whole at ``timeout`` (``None``) or
+    on an interrupt: pytest-xdist's workers must not outlive it."""
+    process = subprocess.Popen(
+        command,
+        cwd=cwd,
+        env=environment,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        errors="replace",
+        start_new_session=True,
+    )
+    try:
+        output, _ = process.communicate(timeout=timeout)
+        return process.returncode, output
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        return None, process.communicate()[0]
+    except BaseException:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+        raise
+
+
+def _unmeasured(copy: Path, records: Sequence[Path]) -> dict[str, frozenset[str]]:
+    """Per kernel module, the tests that start a process (they may run any module) or read
+    the module's source, from ``reach_plugin``'s records (one per pytest process)."""
+    if not records:
+        raise CopyError("the reach plugin wrote no record: the selection would miss tests")
+    processes: set[str] = set()
+    reads: dict[str, set[str]] = {}
+    for record in records:
+        entry = json.loads(record.read_text(encoding="utf-8"))
+        processes.update(entry["processes"])
+        for test, paths in entry["reads"].items():
+            for path in paths:
+                file = Path(path).relative_to(copy.resolve()).as_posix()
+                reads.setdefault(file, set()).add(test)
+    return {
+        module.relative_to(copy).as_posix(): frozenset(
+            processes | reads.get(module.relative_to(copy).as_posix(), set())
+        )
+        for module in kernel_modules(copy)
+    }
+
+
+def judge_site(
+    worker: Worker, site: Site, phases: Sequence[tuple[Phase, Sequence[str]]]
+) -> Judged:
     cr = _cosmic_ray()
     path = worker.copy / site.file
     original = path.read_text(encoding="utf-8")
@@ -492,15 +715,18 @@ def judge_site(worker: Worker, site: Site) -> Judged:
         for line in difflib.unified_diff(original.splitlines(), text.splitlines(), n=0, lineterm="")
         if line[:1] in "+-" and line[:3] not in ("+++", "---")
     )
+    if not phases:
+        return Judged(site, Verdict.SURVIVED, detail=NO_TEST_REACHES, diff=diff)
     status, phase, seconds, killed_by, detail = worker.run_under(
-        path, text, site_phases(site, worker.copy), site.name, import_crash=Status.KILLED
+        path, text, phases, site.name, import_crash=Status.KILLED
     )
     verdict = {
         Status.KILLED: Verdict.KILLED,
         Status.TIMED_OUT: Verdict.TIMED_OUT,
         Status.SURVIVED: Verdict.SURVIVED,
         # pytest could not even start its session (a conftest imports the mutated module):
-        # the unmutated copy collects (judge_sites checks), so the mutant did that.
+        # the unmutated copy collects every test the phases name (judge_sites checks), so the
+        # mutant did that.
         Status.INVALID: Verdict.KILLED,
     }[status]
     return Judged(site, verdict, phase, seconds, killed_by, detail, diff)
@@ -512,18 +738,35 @@ def judge_sites(
     *,
     jobs: int,
     timeout: float,
+    out: Path,
+    every_test: bool = False,
     progress: Callable[[Judged], None] | None = None,
-) -> list[Judged]:
+) -> tuple[list[Judged], Reach | None]:
+    """Judge ``sites``, each by the tests that reach its line (``every_test``: by every kernel
+    test file); the results, and the reach measured."""
+    statements = {
+        file: statements_of(ast.parse((root / file).read_text(encoding="utf-8")))
+        for file in sorted({site.file for site in sites})
+    }
+    kernel_tests = sorted(
+        {
+            test
+            for file in statements
+            for _, tests in kernel_test_files(file, root)
+            for test in tests
+        }
+    )
     with mutants.copies(root, min(jobs, len(sites)), timeout) as workers:
-        every_test = sorted(
-            {test for site in sites for _, tests in site_phases(site, root) for test in tests}
+        collected = {entry["nodeid"] for entry in workers[0].collect(kernel_tests)}
+        reach = (
+            None
+            if every_test
+            else measure_reach(workers[0], kernel_tests, jobs=jobs, out=out, collected=collected)
         )
-        collected = workers[0].pytest(["--collect-only", *every_test], first_failure_only=False)
-        if collected.returncode != 0:
-            raise CopyError(
-                f"the kernel's tests do not collect unmutated:\n{mutants.tail_of(collected.output)}"
-            )
-        results = mutants.judge_all(workers, sites, judge_site, progress)
+        plan = {site.key: site_phases(site, root, reach, statements) for site in sites}
+        results = mutants.judge_all(
+            workers, sites, lambda worker, site: judge_site(worker, site, plan[site.key]), progress
+        )
         killers = {
             r.killed_by
             for r in results
@@ -532,7 +775,7 @@ def judge_sites(
         failing = mutants.failing_unmutated(workers, killers)
 
         def arguments_of(result: Judged) -> tuple[str, ...]:
-            phases = dict(site_phases(result.site, root))
+            phases = dict(plan[result.site.key])
             return tuple(phases.get(result.phase, ())) if result.phase else ()
 
         timed_out = sorted({arguments_of(r) for r in results if r.verdict is Verdict.TIMED_OUT})
@@ -547,7 +790,7 @@ def judge_sites(
             return dataclasses.replace(result, verdict=Verdict.UNCONFIRMED, detail=detail)
         return result
 
-    return [confirmed(result) for result in results]
+    return [confirmed(result) for result in results], reach
 
 
 def record_in_session(session: Path, results: Sequence[Judged], reasons: dict[str, str]) -> None:
@@ -644,7 +887,8 @@ def score_markdown(report: dict[str, Any]) -> str:
         "",
         f"**{totals['score']}%** of {totals['judged']} judged mutants killed "
         f"({selection['description']}); {totals['candidates']} candidates of "
-        f"{totals['sites']} cosmic-ray mutants, {totals['equivalent']} equivalent.",
+        f"{totals['sites']} cosmic-ray mutants, {totals['equivalent']} equivalent. Each "
+        f"judged by {selection.get('tests', 'every kernel test file')}.",
         "",
         f"Commit `{context['commit']}`, Python {context['python']}, Hypothesis "
         f"{context['hypothesis']}, cosmic-ray {context.get('cosmic-ray', '?')}; "
@@ -720,6 +964,8 @@ def combine(reports: Sequence[dict[str, Any]]) -> dict[str, Any]:
         for key in ("enumeration_digest", "context", "equivalents", "stale_equivalents"):
             if report[key] != first[key]:
                 raise UsageError(f"--combine: the shards differ in {key}")
+        if report["selection"].get("tests") != first["selection"].get("tests"):
+            raise UsageError("--combine: the shards chose their tests differently")
     judged = sorted(
         (entry for report in reports for entry in report["judged"]),
         key=lambda entry: (entry["file"], entry["operator"], entry["occurrence"]),
@@ -737,6 +983,10 @@ def combine(reports: Sequence[dict[str, Any]]) -> dict[str, Any]:
             "shard": None,
             "sample": None,
             "seed": None,
+            "tests": first["selection"].get("tests"),
+            "reach_seconds": round(
+                sum(report["selection"].get("reach_seconds") or 0 for report in reports), 1
+            ),
         },
         "totals": totals,
         "median_seconds_to_kill": round(statistics.median(seconds), 2) if seconds else None,
@@ -755,9 +1005,10 @@ def add_subcommand(subparsers: Any) -> argparse.ArgumentParser:
         help="the kernel's generic mutation score, with cosmic-ray's operators",
         description="Enumerate cosmic-ray's mutants of every kernel module, set aside the "
         "equivalent ones with their reasons, judge the rest (or a seeded sample, or one shard) "
-        "in copies of this checkout, and write the score and every survivor. Exit status: 0 "
-        "the score is at least --min-score; 1 it is lower, an equivalents entry is stale, or a "
-        "copy's tests fail unmutated; 2 a usage error; 130 interrupted.",
+        "in copies of this checkout, each by the kernel tests that reach its line (one "
+        "unmutated run under coverage says which), and write the score and every survivor. "
+        "Exit status: 0 the score is at least --min-score; 1 it is lower, an equivalents entry "
+        "is stale, or a copy's tests fail unmutated; 2 a usage error; 130 interrupted.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     parser.add_argument(
@@ -765,6 +1016,12 @@ def add_subcommand(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="the sample's seed")
     parser.add_argument("--shard", metavar="K/N", help="judge only the K-th of N equal shares")
+    parser.add_argument(
+        "--every-test",
+        action="store_true",
+        help="judge each mutant by every kernel test file, not only by the tests that reach "
+        "its line (coverage)",
+    )
     parser.add_argument(
         "--combine",
         nargs="+",
@@ -910,10 +1167,18 @@ def _judge(args: argparse.Namespace) -> dict[str, Any]:
 
     previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
-        results = (
-            judge_sites(root, chosen, jobs=args.jobs, timeout=args.timeout, progress=progress)
+        results, reach = (
+            judge_sites(
+                root,
+                chosen,
+                jobs=args.jobs,
+                timeout=args.timeout,
+                out=args.out,
+                every_test=args.every_test,
+                progress=progress,
+            )
             if chosen
-            else []
+            else ([], None)
         )
     finally:
         signal.signal(signal.SIGTERM, previous)
@@ -930,6 +1195,8 @@ def _judge(args: argparse.Namespace) -> dict[str, Any]:
             "sample": args.sample,
             "seed": args.seed if args.sample is not None else None,
             "shard": list(shard) if shard else None,
+            "tests": "every kernel test file" if args.every_test else "the tests that reach it",
+            "reach_seconds": None if reach is None else round(reach.seconds, 1),
         },
         context=context,
         wall_seconds=time.monotonic() - start,
