@@ -380,8 +380,8 @@ def _trees() -> dict[str, list[ms.Statement]]:
 
 
 @pytest.mark.obligation("LOCAL-0015/reach_selection")
-def test_a_line_the_import_runs_is_judged_by_every_kernel_test_file(tmp_path):
-    """A mutant of what runs at import can change any later test: coverage cannot say which."""
+def test_a_line_run_before_the_first_test_is_judged_by_every_kernel_test_file(tmp_path):
+    """A mutant of what the imports run can change any later test: coverage cannot say which."""
     root = _root(tmp_path)
     (root / _OWN).parent.mkdir(parents=True)
     (root / _OWN).write_text("", encoding="utf-8")

@@ -7,7 +7,7 @@ loop that never runs, ...) and applies it; each such mutant is judged in the sam
 as the catalogue's, by the mutated module's own test file first and then the rest of the
 kernel's tests (every kernel module's test file and ``CROSS_STAGE_TESTS``), with ``-x``; of
 those, only the tests that reach its line, as one unmutated run under coverage measured them
-(``measure_reach``), unless the modules' import runs the line (``--every-test``: all of them).
+(``measure_reach``), unless the line runs before the first test (``--every-test``: all).
 
 A mutant is ``killed`` (a test that passes unmutated fails under it, or a test module cannot
 even be imported: the suite noticed), ``timed_out`` (counted as killed, listed apart),
@@ -489,13 +489,15 @@ def kernel_test_files(file: str, root: Path) -> list[tuple[Phase, list[str]]]:
 @dataclasses.dataclass(frozen=True, slots=True)
 class Reach:
     """What one unmutated run of the kernel's tests under coverage saw, per kernel module (paths
-    relative to the checkout). A mutant of a line that no test executes, that the modules'
-    import does not execute, and that no unmeasured test could see, cannot change any test's
-    run: the tests are derandomized (the ``ci`` profile), so each one repeats, up to the
-    mutated line, the run that was measured."""
+    relative to the checkout). The tests are derandomized (the ``ci`` profile), so a test that
+    never executes a line makes, under a mutant of it, the run that was measured; only order
+    effects between tests (a fixture one test sets up and the next reads) can hide a killer,
+    and that shows as a survivor, never as a kill."""
 
     tests: dict[str, dict[int, frozenset[str]]]  # line -> the node ids that execute it
-    at_import: dict[str, frozenset[int]]  # lines executed while the modules are imported
+    # Lines executed before the first test: the imports of the kernel and of the test modules,
+    # which build tables, defaults and example frames that any test may read.
+    at_import: dict[str, frozenset[int]]
     # Tests that reach the module out of coverage's sight: they start a process, or read it.
     unmeasured: dict[str, frozenset[str]]
     seconds: float
@@ -545,8 +547,8 @@ def site_phases(
     site: Site, root: Path, reach: Reach | None, statements: dict[str, list[Statement]]
 ) -> list[tuple[Phase, list[str]]]:
     """The tests that judge ``site``, in phases: the module's own test file's, then the
-    others'. Without ``reach``, or for a line the modules' import executes (its effect can be
-    anywhere), every kernel test file; otherwise the tests that execute the line and those
+    others'. Without ``reach``, or for a line executed before the first test (its effect can
+    be anywhere), every kernel test file; otherwise the tests that execute the line and those
     that reach the module unmeasured. ``[]``: no test can notice the mutant."""
     if reach is None:
         return kernel_test_files(site.file, root)
