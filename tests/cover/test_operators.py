@@ -1716,6 +1716,20 @@ def test_a_residual_that_is_not_its_blockers_projection_is_refused(ctx):
     _assert_refused(propose(forged(ctx, residual=residual)), R.IDENTITY_MISMATCH)
 
 
+@pytest.mark.obligation("LOCAL-0008/preconditions")
+@pytest.mark.parametrize("past_the_end", [0, 1, 300])
+@share(2)
+@given(ctx=contexts())
+def test_a_residual_naming_a_blocker_past_the_assessments_last_is_refused(ctx, past_the_end):
+    """docs/adr/0008: a residual whose blocker index is at or beyond the end of the
+    assessment's blockers projects no blocker: an identity mismatch, never an IndexError (the
+    kernel mutation score's survivor `>=` made `is`, which indexed past the end for every
+    index but the length itself, docs/adr/0015)."""
+    index = len(ctx.assessment.blockers) + past_the_end
+    residual = resealed(ctx.residual, blocker_index=index)
+    _assert_refused(propose(forged(ctx, residual=residual)), R.IDENTITY_MISMATCH)
+
+
 @pytest.mark.parametrize(
     ("charge", "fits"),
     [((1, 1), True), ((3, 1), False), ((1, 3), False), ((2, 2), True)],

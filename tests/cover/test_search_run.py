@@ -832,6 +832,32 @@ def test_run_record_refuses_inconsistent_states(changes):
     assert raised.value.found.defect is Defect.INCONSISTENT_FIELDS
 
 
+@pytest.mark.obligation("LOCAL-0004/outcome_table")
+@share(5)
+@given(chain=eligible_chains())
+def test_a_replay_refused_run_is_one_whose_every_attempt_was_refused(chain):
+    """docs/adr/0004: the reserved disposition ``candidate_replay_refused`` fits exactly a run
+    whose attempts are all replay-refused; over a pending attempt it is inconsistent (the
+    kernel mutation score's survivor `==` made `>`, which refused the one run it fits,
+    docs/adr/0015)."""
+    manifest = _manifest()
+    attempt = _attempt(manifest.operators[0], 0, 0)
+    run = record_attempts(_opened(chain, manifest), manifest, (attempt,))
+    assert type(run) is GeometricSearchRun
+    fields = {name: getattr(run, name) for name in _field_names(GeometricSearchRun)}
+    del fields["run_id"]
+    fields["run_disposition"] = RunDisposition.CANDIDATE_REPLAY_REFUSED
+    every_attempt_refused = {**fields, "candidate_attempts": (tampered_status(attempt),)}
+    refused = GeometricSearchRun.sealed(**every_attempt_refused)
+    assert refused.run_disposition is RunDisposition.CANDIDATE_REPLAY_REFUSED
+    with pytest.raises(RecordError) as raised:
+        GeometricSearchRun.sealed(**fields)  # its attempt still pending
+    assert (raised.value.found.field, raised.value.found.defect) == (
+        "run_disposition",
+        Defect.INCONSISTENT_FIELDS,
+    )
+
+
 @pytest.mark.obligation("LOCAL-0004/v1_inert")
 def test_v1_run_may_not_carry_attempts():
     """ADR-0228 §4, §18: the v1 shell records no attempt."""
