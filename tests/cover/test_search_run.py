@@ -858,6 +858,18 @@ def test_a_replay_refused_run_is_one_whose_every_attempt_was_refused(chain):
     )
 
 
+@pytest.mark.obligation("LOCAL-0004/admission")
+def test_the_accounting_counts_attempts_not_only_their_candidate_charges():
+    """ADR-0228 §9: candidates_considered is both the number of attempts and the sum of their
+    candidate charges, so one attempt charged two candidates balances no accounting (the
+    kernel mutation score's survivor `==` made `>=` in the first equation, docs/adr/0015)."""
+    from practice_loop.kernel.search_run import accounting_balances
+
+    assert accounting_balances(BudgetConsumed(1, 5, 1, 2, 1, 10, 1, 1, False), ((1, 1, 1),))
+    two_for_one = BudgetConsumed(2, 5, 1, 2, 1, 10, 1, 1, False)
+    assert not accounting_balances(two_for_one, ((2, 1, 1),))
+
+
 @pytest.mark.obligation("LOCAL-0004/v1_inert")
 def test_v1_run_may_not_carry_attempts():
     """ADR-0228 §4, §18: the v1 shell records no attempt."""
