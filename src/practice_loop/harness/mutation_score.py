@@ -690,12 +690,8 @@ def _unmeasured(copy: Path, records: Sequence[Path]) -> dict[str, frozenset[str]
             for path in paths:
                 file = Path(path).relative_to(copy.resolve()).as_posix()
                 reads.setdefault(file, set()).add(test)
-    return {
-        module.relative_to(copy).as_posix(): frozenset(
-            processes | reads.get(module.relative_to(copy).as_posix(), set())
-        )
-        for module in kernel_modules(copy)
-    }
+    files = [module.relative_to(copy).as_posix() for module in kernel_modules(copy)]
+    return {file: frozenset(processes | reads.get(file, set())) for file in files}
 
 
 def judge_site(
