@@ -140,6 +140,20 @@ def test_classify_sets_aside_annotations_and_recorded_entries_and_finds_stale_on
     assert unmatched == [stale]
 
 
+@pytest.mark.obligation("LOCAL-0015/equivalents_with_reasons")
+def test_what_a_mutant_makes_of_its_lines_is_the_changed_lines_joined():
+    """cosmic-ray writes a mutated comparison that spans two lines on one: an entry's
+    ``mutated`` is every changed line, stripped and joined, never the unchanged line that
+    moves up to the site's line number."""
+    source = "ok = (\n    (left is None)\n    == (right == 1)\n)\nrest = 2\n"
+    joined = _site(3, 4, "== (right == 1)", operator="core/ReplaceComparisonOperator_Eq_Is")
+    assert ms.mutated_line(source, joined) == "(left is None) is (right == 1)"
+    one_line = _site(5, 7, "rest = 2", operator="core/NumberReplacer", occurrence=2)
+    assert ms.mutated_line(source, one_line) == "rest = 3"
+    gone = _site(5, 7, "rest = 2", operator="core/NumberReplacer", occurrence=9)
+    assert ms.mutated_line(source, gone) is None
+
+
 _ENTRY = """
 [[equivalent]]
 file = "src/practice_loop/kernel/m.py"
@@ -466,16 +480,22 @@ def test_starts_a_process():
 """
 
 
-def _reaching_project(tmp_path: Path, tests: str = _REACHING_TESTS) -> tuple[Worker, set[str]]:
-    """A checkout of one kernel module, its tests, and the reach plugin, measured for real."""
+def _reaching_project(
+    tmp_path: Path, tests: str = _REACHING_TESTS, others: dict[str, str] | None = None
+) -> tuple[Worker, set[str]]:
+    """A checkout of one kernel module, its tests (and ``others``: more files by path), and
+    the reach plugin, measured for real."""
     root = _root(tmp_path / "copy", _REACHED)
+    for name, text in (others or {}).items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
     harness = root / "src" / "practice_loop" / "harness"
     harness.mkdir()
     for name in ("__init__.py", "reach_plugin.py"):
         (harness / name).write_bytes((Path(ms.__file__).parent / name).read_bytes())
     (root / "src" / "practice_loop" / "__init__.py").write_text("", encoding="utf-8")
     (root / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
-    (root / _OWN).parent.mkdir(parents=True)
+    (root / _OWN).parent.mkdir(parents=True, exist_ok=True)
     (root / _OWN).write_text(tests, encoding="utf-8")
     worker = Worker(root, timeout=300)
     worker.environment["HYPOTHESIS_NO_PLUGINS"] = "1"  # this project registers no strategies
@@ -487,7 +507,9 @@ def _reaching_project(tmp_path: Path, tests: str = _REACHING_TESTS) -> tuple[Wor
 @pytest.mark.parametrize("jobs", [1, 2])  # 2: pytest-xdist, a record per worker process
 def test_the_reach_of_each_line_is_measured_under_coverage_in_one_run(tmp_path, jobs):
     worker, collected = _reaching_project(tmp_path)
-    reach = ms.measure_reach(worker, [_OWN], jobs=jobs, out=tmp_path / "out", collected=collected)
+    reach = ms.measure_reach(
+        worker, [_OWN], jobs=jobs, out=tmp_path / "out", collected=collected, packages=()
+    )
     file = "src/practice_loop/kernel/m.py"
     executed = reach.tests[file]
     assert executed[5] == {f"{_OWN}::test_small", f"{_OWN}::test_large"}
@@ -497,6 +519,47 @@ def test_the_reach_of_each_line_is_measured_under_coverage_in_one_run(tmp_path, 
     unmeasured = {f"{_OWN}::test_reads_the_source", f"{_OWN}::test_starts_a_process"}
     assert reach.unmeasured[file] == unmeasured
     assert (tmp_path / "out" / ms.REACH_DATA).is_file()  # kept, for coverage's own reports
+
+
+_IMPORTING = "tests/cover/test_m_at_import.py"
+_SHARING = "tests/cover/test_m_shares.py"
+_OTHERS = {
+    # A helper of the package: imported with it, before any test module.
+    "src/practice_loop/examples.py": "from practice_loop.kernel import m\n\n\n"
+    "def big():\n    return m.bound(9)\n",
+    # Its module-level code reaches `return LIMIT` through that helper; its tests call nothing.
+    _IMPORTING: "from practice_loop import examples\n\nBIG = examples.big()\n\n\n"
+    "def test_one():\n    assert BIG == 2\n\n\ndef test_two():\n    pass\n",
+    # It brings in a helper of the checkout, which calls `unused` as it is imported: what the
+    # helper built may be read by any test that imports it later.
+    "tests/cover/m_helper.py": "from practice_loop.kernel import m\n\nZERO = m.unused()\n",
+    _SHARING: "import m_helper\n\n\ndef test_zero():\n    assert m_helper.ZERO == 0\n",
+}
+
+
+@pytest.mark.obligation("LOCAL-0015/reach_selection")
+def test_what_a_test_modules_import_reaches_is_charged_to_that_modules_tests(tmp_path):
+    """Each test module is imported in a context of its own: a kernel line its module-level
+    code runs is judged by that module's tests, not by every kernel test file. A module that
+    brings in a helper of the checkout shares it, so what it runs counts as global; the
+    packages named are imported before any test module, in the global context."""
+    worker, collected = _reaching_project(tmp_path, others=_OTHERS)
+    collected |= {f"{_IMPORTING}::test_one", f"{_IMPORTING}::test_two", f"{_SHARING}::test_zero"}
+    reach = ms.measure_reach(
+        worker,
+        [_OWN, _IMPORTING, _SHARING],
+        jobs=1,
+        out=tmp_path / "out",
+        collected=collected,
+        packages=("practice_loop",),
+    )
+    file = "src/practice_loop/kernel/m.py"
+    executed, at_import = reach.tests[file], reach.at_import[file]
+    by_import = {f"{_IMPORTING}::test_one", f"{_IMPORTING}::test_two"}
+    assert executed[6] == {f"{_OWN}::test_large", *by_import}
+    assert 6 not in at_import and 5 not in at_import
+    assert 11 in at_import  # `unused`'s body, run by the shared helper's import
+    assert {1, 4, 10} <= at_import  # the kernel module, imported with the packages named
 
 
 _FAILING_TEST = "\n\ndef test_fails():\n    assert False\n"
@@ -525,7 +588,12 @@ def test_a_reach_the_selection_cannot_trust_is_refused(tmp_path, tests, collecte
     worker, every_test = _reaching_project(tmp_path, tests)
     with pytest.raises(CopyError, match=problem):
         ms.measure_reach(
-            worker, [_OWN], jobs=1, out=tmp_path / "out", collected=collected or every_test
+            worker,
+            [_OWN],
+            jobs=1,
+            out=tmp_path / "out",
+            collected=collected or every_test,
+            packages=(),  # the kernel imported first in a test stays so
         )
 
 

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from practice_loop.harness.examples import direction_unbound
 from practice_loop.kernel import (
     EMPTY_OPERATOR_SET,
+    GEOMETRIC_SEARCH_RUN_POLICY_VERSION,
     GEOMETRIC_SEARCH_RUN_V2_POLICY_VERSION,
     BudgetCharge,
     BudgetConsumed,
@@ -868,6 +869,43 @@ def test_the_accounting_counts_attempts_not_only_their_candidate_charges():
     assert accounting_balances(BudgetConsumed(1, 5, 1, 2, 1, 10, 1, 1, False), ((1, 1, 1),))
     two_for_one = BudgetConsumed(2, 5, 1, 2, 1, 10, 1, 1, False)
     assert not accounting_balances(two_for_one, ((2, 1, 1),))
+
+
+def test_the_accounting_compares_counts_by_value_not_by_object():
+    """ADR-0228 §9's equations hold between equal counts that are distinct objects: a policy
+    may grant depths and steps past CPython's cached small ints (up to 256), and a decoded
+    record holds its own int objects. The kernel mutation score's survivor `==` made `is` in
+    the depth equation (docs/adr/0015)."""
+    from practice_loop.kernel.search_run import accounting_balances
+
+    depth, steps = int("300"), int("700")
+    consumed = BudgetConsumed(1, 5, depth, int("400"), steps, int("900"), 1, 1, False)
+    charges = ((1, int("700"), int("300")),)
+    assert consumed.depth_reached is not charges[0][2] and consumed.steps_used is not charges[0][1]
+    assert accounting_balances(consumed, charges)
+    assert not accounting_balances(consumed, ((1, int("700"), int("299")),))
+
+
+@pytest.mark.obligation("LOCAL-0004/v1_inert")
+@pytest.mark.parametrize(
+    "version", [GEOMETRIC_SEARCH_RUN_POLICY_VERSION, GEOMETRIC_SEARCH_RUN_V2_POLICY_VERSION]
+)
+def test_the_run_policy_version_is_read_by_value_not_by_object(version):
+    """ADR-0228 §13, §16: the run's policy version chooses the inert v1 shell or an opened v2
+    run by its value. A version decoded from bytes is an equal string that is not the
+    kernel's constant; it opens the same run (the kernel mutation score's survivor `==` made
+    `is`, docs/adr/0015)."""
+    copy = "".join(list(version))
+    assert copy == version and copy is not version
+    frame = direction_unbound().frame
+    v2 = version == GEOMETRIC_SEARCH_RUN_V2_POLICY_VERSION
+    operator_set = _manifest() if v2 else EMPTY_OPERATOR_SET
+    expected, opened = (
+        run_outcome(build_chain(frame, operator_set=operator_set, run_policy_version=chosen))
+        for chosen in (version, copy)
+    )
+    assert type(expected) is (OpenedSearchRun if v2 else GeometricSearchRun)
+    assert type(opened) is type(expected) and opened == expected
 
 
 @pytest.mark.obligation("LOCAL-0004/v1_inert")

@@ -562,6 +562,31 @@ def test_a_trace_cut_short_diverges_at_the_first_stage_it_lacks(cut, missing):
     )
 
 
+
+@pytest.mark.obligation("LOCAL-0007/cross_identity_table", "ADR-0226/8.9")
+@pytest.mark.parametrize(
+    ("trace", "stages"),
+    [
+        (DU, ("assessment", "operator", "outcome")),
+        (RI, ("assessment", "outcome")),
+        (TWO, ("assessment", "outcome")),
+    ],
+    ids=["searched", "runnable", "run_refused"],
+)
+@pytest.mark.parametrize("digest", ["0" * 64, "f" * 64], ids=["sorting_before", "sorting_after"])
+def test_an_assessment_of_another_frame_is_a_cross_identity_mismatch(trace, stages, digest):
+    """0007 step 3: the assessment binds the trace's frame by its exact digest. Another
+    digest fails the assessment row (and the rows that read the assessment) whether it sorts
+    before or after the frame's: the kernel mutation score's survivor `==` made `>=`
+    (docs/adr/0015)."""
+    assessment = tampered(trace.original_assessment, problem_frame_digest=digest)
+    forged = tampered(trace, original_assessment=assessment)
+    assert [f.stage for f in _cross_identity_failures(trace)] == []
+    assert [(f.code, f.stage) for f in _cross_identity_failures(forged)] == [
+        (F.CROSS_IDENTITY_MISMATCH, stage) for stage in stages
+    ]
+
+
 VERSION_CHANGES = {
     "newer_answer_version": (
         lambda: {"versions": (("answer", "proof_gated_answer.v2"), *TRACE_VERSIONS[1:])},

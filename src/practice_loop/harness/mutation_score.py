@@ -63,6 +63,9 @@ SESSION = "session.sqlite"
 SCORE_JSON = "score.json"
 SCORE_MARKDOWN = "score.md"
 REACH_DATA = "reach.sqlite"  # coverage's data of the selection run, kept for inspection
+# Imported whole before the first test module (reach_plugin's --reach-import): the helpers the
+# tests share, so a test module's import is charged to that module alone (docs/adr/0015).
+SHARED_PACKAGES = ("practice_loop", "practice_strategies")
 NO_TEST_REACHES = "no kernel test executes this line or reaches the module out of coverage"
 DEFAULT_MIN_SCORE = 95.0
 DEFAULT_TIMEOUT_SECONDS = 1800  # the kernel tests take minutes on one core
@@ -427,11 +430,18 @@ def classify(
 
 
 def mutated_line(source: str, site: Site) -> str | None:
-    """The site's line, stripped, as the mutant makes it (``None``: it no longer applies)."""
+    """The lines the mutant changes, as it makes them: stripped and joined by one space
+    (``None``: it no longer applies). Mostly the site's one line; a mutated comparison
+    written over two lines comes back from cosmic-ray on one."""
     cr = _cosmic_ray()
     text = cr.mutate_code(source, cr.get_operator(site.operator)(), site.occurrence)
-    lines = text.splitlines() if text is not None else []
-    return lines[site.line - 1].strip() if len(lines) >= site.line else None
+    if text is None:
+        return None
+    before, after = source.splitlines(), text.splitlines()
+    same = min(len(before), len(after))
+    start = next((i for i in range(same) if before[i] != after[i]), same)
+    end = next((i for i in range(same - start) if before[-1 - i] != after[-1 - i]), same - start)
+    return " ".join(line.strip() for line in after[start : len(after) - end])
 
 
 def drawable(sites: Sequence[Site], reasons: dict[str, str]) -> list[Site]:
@@ -494,9 +504,11 @@ class Reach:
     effects between tests (a fixture one test sets up and the next reads) can hide a killer,
     and that shows as a survivor, never as a kill."""
 
-    tests: dict[str, dict[int, frozenset[str]]]  # line -> the node ids that execute it
-    # Lines executed before the first test: the imports of the kernel and of the test modules,
-    # which build tables, defaults and example frames that any test may read.
+    # line -> the node ids that execute it, or whose test module's import does
+    tests: dict[str, dict[int, frozenset[str]]]
+    # Lines executed by the global imports (the kernel, the shared helpers, a test module that
+    # brings in a helper of its own), which build tables, defaults and example frames that any
+    # test may read.
     at_import: dict[str, frozenset[int]]
     # Tests that reach the module out of coverage's sight: they start a process, or read it.
     unmeasured: dict[str, frozenset[str]]
@@ -577,12 +589,22 @@ def _coverage_data() -> Any:
 
 
 def measure_reach(
-    worker: Worker, tests: Sequence[str], *, jobs: int, out: Path, collected: set[str]
+    worker: Worker,
+    tests: Sequence[str],
+    *,
+    jobs: int,
+    out: Path,
+    collected: set[str],
+    packages: Sequence[str] = SHARED_PACKAGES,
 ) -> Reach:
     """Run ``tests`` once, unmutated, in the worker's copy under coverage with one context per
-    test (pytest-cov's ``--cov-context=test``) and ``reach_plugin``; ``CopyError`` if they fail,
-    if coverage did not see a kernel module imported before the tests (its import-time lines
-    would be missed), or if a measured context is not a collected test."""
+    test (pytest-cov's ``--cov-context=test``) and ``reach_plugin``, with ``packages`` imported
+    before the first test module and each test module imported in a context of its own.
+    ``CopyError`` if they fail, if coverage did not see a kernel module imported before the
+    tests (its import-time lines would be missed), or if a measured context is not a collected
+    test. A line that only test modules' imports run is charged to their tests;
+    one run by the global imports, or by a test module that brings in a helper of the
+    checkout, is at import (every test may read what it built)."""
     data_file = out / REACH_DATA
     data_file.unlink(missing_ok=True)
     record = worker.copy / ".reach.json"
@@ -600,6 +622,7 @@ def measure_reach(
         "practice_loop.harness.reach_plugin",
         f"--reach-out={record}",
         f"--reach-watch={kernel}",
+        *(f"--reach-import={package}" for package in packages),
         f"--cov={kernel}",
         "--cov-context=test",
         "--cov-report=",
@@ -616,21 +639,40 @@ def measure_reach(
             f"the kernel's tests do not pass unmutated under coverage ({status}):\n"
             f"{mutants.tail_of(output)}"
         )
+    from .reach_plugin import IMPORT_PHASE  # needs pytest, as the measuring run does
+
+    records = _reach_records(sorted(worker.copy.glob(".reach.json*")))
+    unmeasured = _unmeasured(worker.copy, records)
+    shared = {module for record in records for module in record["shared"]}
+    module_tests: dict[str, set[str]] = {}
+    for test in collected:
+        module_tests.setdefault(test.partition("::")[0], set()).add(test)
     data = _coverage_data()(basename=str(data_file))
     data.read()
     tests_by_line: dict[str, dict[int, frozenset[str]]] = {}
     at_import: dict[str, frozenset[int]] = {}
+    strangers: set[str] = set()
     for measured in data.measured_files():
         path = Path(measured).resolve()
         if not path.is_relative_to(kernel):
             continue
         file = path.relative_to(worker.copy.resolve()).as_posix()
-        by_line = data.contexts_by_lineno(measured)
-        tests_by_line[file] = {
-            line: frozenset(context.rpartition("|")[0] for context in contexts if context)
-            for line, contexts in by_line.items()
-        }
-        at_import[file] = frozenset(line for line, contexts in by_line.items() if "" in contexts)
+        by_line, global_lines = {}, set()
+        for line, contexts in data.contexts_by_lineno(measured).items():
+            reached: set[str] = set()
+            for context in contexts:
+                name, _, phase = context.rpartition("|")
+                if not context or (phase == IMPORT_PHASE and name in shared):
+                    global_lines.add(line)
+                elif phase == IMPORT_PHASE:  # only collected tests are charged: none is made up
+                    reached.update(module_tests.get(name, ()))
+                else:
+                    strangers.update({name} - collected)
+                    reached.add(name)
+            by_line[line] = frozenset(reached)
+        tests_by_line[file], at_import[file] = by_line, frozenset(global_lines)
+    if strangers:
+        raise CopyError(f"coverage names tests that were not collected, e.g. {min(strangers)!r}")
     for module in kernel_modules(worker.copy):
         file = module.relative_to(worker.copy).as_posix()
         first = _first_executed_line(ast.parse(module.read_text(encoding="utf-8")))
@@ -638,13 +680,6 @@ def measure_reach(
             raise CopyError(
                 f"coverage did not see {file} imported before the tests ran; its import-time "
                 "lines would be missed (is coverage started after the kernel is imported?)"
-            )
-    unmeasured = _unmeasured(worker.copy, sorted(worker.copy.glob(".reach.json*")))
-    for by_line in tests_by_line.values():
-        strangers = set().union(*by_line.values()) - collected
-        if strangers:
-            raise CopyError(
-                f"coverage names tests that were not collected, e.g. {min(strangers)!r}"
             )
     return Reach(tests_by_line, at_import, unmeasured, seconds)
 
@@ -676,15 +711,19 @@ def _run_in_session(
         raise
 
 
-def _unmeasured(copy: Path, records: Sequence[Path]) -> dict[str, frozenset[str]]:
-    """Per kernel module, the tests that start a process (they may run any module) or read
-    the module's source, from ``reach_plugin``'s records (one per pytest process)."""
-    if not records:
+def _reach_records(paths: Sequence[Path]) -> list[dict[str, Any]]:
+    """``reach_plugin``'s records, one per pytest process."""
+    if not paths:
         raise CopyError("the reach plugin wrote no record: the selection would miss tests")
+    return [json.loads(path.read_text(encoding="utf-8")) for path in paths]
+
+
+def _unmeasured(copy: Path, records: Sequence[dict[str, Any]]) -> dict[str, frozenset[str]]:
+    """Per kernel module, the tests that start a process (they may run any module) or read
+    the module's source."""
     processes: set[str] = set()
     reads: dict[str, set[str]] = {}
-    for record in records:
-        entry = json.loads(record.read_text(encoding="utf-8"))
+    for entry in records:
         processes.update(entry["processes"])
         for test, paths in entry["reads"].items():
             for path in paths:

@@ -8,14 +8,24 @@ reads a kernel module's source (the architecture rules parse it). With ``--reach
 writes ``{"processes": [node id, ...], "reads": {node id: [file under DIR, ...]}}`` to
 ``PATH`` (under pytest-xdist, to ``PATH.<worker id>``, one file per process).
 
+It also names what a test module's import reaches. Each ``--reach-import=PACKAGE`` (every
+module of it) is imported before the first test module, in coverage's global context; then
+each test module is imported in a context of its own, ``<module node id>|import``, so a kernel
+line its module-level code runs (an example frame, a parametrize list) is charged to that
+module's tests instead of to every test. A test module whose import brings in another module
+of the checkout (a helper first imported there) shares what it builds with every test; the
+record lists it under ``"shared"``, and its import counts as global.
+
 It imports nothing of this project and nothing of Hypothesis: coverage starts before the
 kernel is imported, or the lines run at import time would be missed.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
+import pkgutil
 import sys
 from collections.abc import Generator
 from pathlib import Path
@@ -41,6 +51,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("reach", "mutation-score's test selection")
     group.addoption("--reach-out", metavar="PATH", default=None)
     group.addoption("--reach-watch", metavar="DIR", default=None)
+    group.addoption("--reach-import", metavar="PACKAGE", action="append", default=[])
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -52,16 +63,29 @@ def pytest_configure(config: pytest.Config) -> None:
         # itself under xdist inherits PYTEST_XDIST_WORKER, and would write over its workers.
         worker = getattr(config, "workerinput", {}).get("workerid")
         target = Path(f"{out}.{worker}" if worker else out)
-        config.pluginmanager.register(_Recorder(target, Path(watched)), "practice_loop.reach")
+        recorder = _Recorder(
+            target, Path(watched), Path(config.rootpath), config.getoption("--reach-import")
+        )
+        config.pluginmanager.register(recorder, "practice_loop.reach")
+
+
+# The phase of the coverage context a test module's import runs in (pytest-cov's are setup,
+# run and teardown).
+IMPORT_PHASE = "import"
 
 
 class _Recorder:
-    def __init__(self, target: Path, watched: Path) -> None:
+    def __init__(self, target: Path, watched: Path, root: Path, packages: list[str]) -> None:
         self.target = target
         self.watched = os.path.realpath(watched) + os.sep
+        self.root = os.path.realpath(root) + os.sep
+        self.installed = os.path.realpath(sys.prefix) + os.sep  # a virtualenv in the checkout
+        self.packages = packages
+        self.imported = False
         self.test: str | None = None
         self.processes: set[str] = set()
         self.reads: dict[str, set[str]] = {}
+        self.shared: dict[str, list[str]] = {}
         sys.addaudithook(self._audit)  # for the life of the process: hooks cannot be removed
 
     def _audit(self, event: str, arguments: tuple[Any, ...]) -> None:
@@ -75,6 +99,46 @@ class _Recorder:
             if path.startswith(self.watched):
                 self.reads.setdefault(test, set()).add(path)
 
+    def _import_packages(self) -> None:
+        for name in self.packages:
+            package = importlib.import_module(name)
+            for found in pkgutil.walk_packages(package.__path__, f"{name}."):
+                if found.name.rpartition(".")[2] != "__main__":  # a __main__ runs a program
+                    importlib.import_module(found.name)
+
+    def _file_in_checkout(self, name: str) -> str | None:
+        file = getattr(sys.modules.get(name), "__file__", None)
+        if not isinstance(file, str):
+            return None
+        path = os.path.realpath(file)
+        inside = path.startswith(self.root) and not path.startswith(self.installed)
+        return path if inside else None
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_make_collect_report(
+        self, collector: pytest.Collector
+    ) -> Generator[None, object, object]:
+        if not self.imported:  # the first collector, in the process that collects
+            self.imported = True
+            self._import_packages()
+        coverage = _current_coverage()
+        if not isinstance(collector, pytest.Module) or coverage is None:
+            return (yield)
+        before = set(sys.modules)
+        coverage.switch_context(f"{collector.nodeid}|{IMPORT_PHASE}")
+        try:
+            return (yield)
+        finally:
+            coverage.switch_context("")
+            own = os.path.realpath(collector.path)
+            brought = sorted(
+                name
+                for name in set(sys.modules) - before
+                if self._file_in_checkout(name) not in (None, own)
+            )
+            if brought:
+                self.shared[collector.nodeid] = brought
+
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, object, object]:
         self.test = item.nodeid
@@ -85,5 +149,19 @@ class _Recorder:
 
     def pytest_sessionfinish(self) -> None:
         reads = {test: sorted(paths) for test, paths in sorted(self.reads.items())}
-        record = {"processes": sorted(self.processes), "reads": reads}
+        record = {
+            "processes": sorted(self.processes),
+            "reads": reads,
+            "shared": dict(sorted(self.shared.items())),
+        }
         self.target.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+
+
+def _current_coverage() -> Any:
+    """The coverage measurement running in this process (pytest-cov's), or ``None``: then a
+    test module's import stays in the global context, which is charged to every test."""
+    try:
+        from coverage import Coverage
+    except ImportError:
+        return None
+    return Coverage.current()
