@@ -67,6 +67,27 @@ EXTENSION_COMMANDS = {
     "mutants": ("harness.mutants", "add_subcommand"),
     "mutation-score": ("harness.mutation_score", "add_subcommand"),
 }
+# The top-level modules the `test` extra (pyproject.toml) brings: a command that imports one
+# where it is not installed says which extra to install, never a traceback.
+TEST_EXTRA_MODULES = frozenset(
+    {
+        "build",
+        "check_jsonschema",
+        "cosmic_ray",
+        "coverage",
+        "crosshair",
+        "hypothesis",
+        "hypothesis_crosshair_provider",
+        "playwright",
+        "pytest",
+        "pytest_cov",
+        "redis",
+        "rfc8785",
+        "setuptools",
+        "xdist",
+    }
+)
+INSTALL_TEST_EXTRA = "pip install 'practice-loop[test]'"
 _TRACE_ID = re.compile(r"[0-9a-f]{64}")
 
 
@@ -349,6 +370,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
     except SystemExit:
         raise
+    except ModuleNotFoundError as error:
+        if (error.name or "").partition(".")[0] not in TEST_EXTRA_MODULES:
+            return _internal_error(error)
+        command = _command_named(arguments) or "practice-loop"
+        _error(f"{command} needs the 'test' extra ({error}): {INSTALL_TEST_EXTRA}")
+        return EXIT_USAGE
     except Exception as error:  # noqa: BLE001 (the last line of defence: never a traceback)
         return _internal_error(error)
 

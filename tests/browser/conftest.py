@@ -26,7 +26,7 @@ def _missing() -> list[str]:
     try:
         import playwright.sync_api  # noqa: F401
     except ImportError:
-        missing.append("the Python package playwright (pip install -e '.[test]')")
+        missing.append("the Python package playwright (pip install 'practice-loop[test]')")
     if _chromium() is None:
         missing.append("Debian's chromium on PATH (apt-get install chromium)")
     return missing

@@ -234,7 +234,17 @@ def test_sigint_to_a_real_run_exits_130_without_a_traceback(tmp_path):
     store = tmp_path / "s.sqlite"
     command = [sys.executable, "-m", "practice_loop", "run", str(source), "--store", str(store)]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(2.0)
+    # Signal once the run is in its loop (its first batch committed), not after a fixed time:
+    # on a loaded machine the interpreter may still be starting at any fixed moment.
+    deadline = time.monotonic() + 60
+    query = "SELECT (SELECT count(*) FROM cases) + (SELECT count(*) FROM traces)"
+    while time.monotonic() < deadline and process.poll() is None:
+        with contextlib.suppress(sqlite3.Error):
+            uri = f"file:{store}?mode=ro"
+            with contextlib.closing(sqlite3.connect(uri, uri=True, timeout=0)) as db:
+                if db.execute(query).fetchone()[0] > 0:
+                    break
+        time.sleep(0.01)
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=60)
     assert "Traceback" not in err
@@ -340,3 +350,65 @@ def test_run_prints_trace_ids_and_plain_progress_under_ci(tmp_path):
         capture_output=True, text=True, env=env, check=True,
     )
     assert "verify: 43/43 (100%)" in verify.stderr
+
+
+@pytest.mark.obligation("LOCAL-0012/exit_codes")
+@pytest.mark.parametrize(
+    ("missing", "status"),
+    [("hypothesis", 2), ("practice_strategies", 3)],
+    ids=["of_the_test_extra", "of_the_package_itself"],
+)
+def test_a_command_missing_a_module_of_the_test_extra_names_the_extra(
+    monkeypatch, capsys, missing, status
+):
+    """A wheel installed without the `test` extra: prove-policy's first Hypothesis import
+    fails, and the command says which extra to install (exit 2, a usage problem), never a
+    traceback or 1 ("not proven"). A module of the package itself missing is an internal
+    error (exit 3), never blamed on the extra."""
+    import practice_loop
+
+    policy = Path(practice_loop.__file__).parents[2] / "docs" / "examples"
+    if not policy.is_dir():
+        pytest.skip("needs a checkout: docs/examples holds the policy files")
+    monkeypatch.setitem(sys.modules, missing, None)  # `import` of it raises ModuleNotFoundError
+    code = main(["prove-policy", str(policy / "compute_budget.v2.json")])
+    err = capsys.readouterr().err
+    assert code == status and "Traceback" not in err
+    if status == 2:
+        assert err == (
+            "practice-loop: prove-policy needs the 'test' extra (import of hypothesis halted; "
+            "None in sys.modules): pip install 'practice-loop[test]'\n"
+        )
+    else:
+        assert err.startswith("practice-loop: internal error: ModuleNotFoundError")
+
+
+def test_the_test_extra_modules_are_every_module_the_test_extra_installs():
+    """TEST_EXTRA_MODULES names the top-level modules of exactly the distributions the
+    `test` extra lists, as the installed metadata says."""
+    import tomllib
+    from importlib.metadata import packages_distributions
+
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    from practice_loop.cli import TEST_EXTRA_MODULES
+
+    root = Path(__file__).resolve().parents[2]
+    extra = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    wanted = {
+        canonicalize_name(Requirement(text).name)
+        for text in extra["project"]["optional-dependencies"]["test"]
+    }
+    providing = {
+        module
+        for module, distributions in packages_distributions().items()
+        if any(canonicalize_name(name) in wanted for name in distributions)
+        and not module.startswith("_")
+    }
+    # Each listed distribution provides one of the names, and each name is one's.
+    assert TEST_EXTRA_MODULES <= providing, TEST_EXTRA_MODULES - providing
+    for name in wanted:
+        modules = {m for m, d in packages_distributions().items()
+                   if name in {canonicalize_name(x) for x in d}}  # fmt: skip
+        assert modules & TEST_EXTRA_MODULES, (name, sorted(modules))

@@ -45,3 +45,15 @@ def test_the_projection_takes_only_record_types_and_calls_no_stage() -> None:
     named = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
     named |= {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
     assert not named & PRODUCERS, named & PRODUCERS
+
+
+def test_the_gate_outside_a_checkout_says_it_needs_one(tmp_path, capsys, monkeypatch):
+    """Issue 18: an installed package has no docs/obligations.toml; run where there is none,
+    the gate says what it reads and where (exit 2), without running the suite."""
+    from practice_loop.cli import main as cli_main
+
+    monkeypatch.chdir(tmp_path)
+    assert cli_main(["gate", "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "docs/obligations.toml: no such file" in err and "checkout" in err
+    assert not (tmp_path / "out").exists()

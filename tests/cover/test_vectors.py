@@ -610,3 +610,15 @@ def test_add_subcommand_wires_the_handler(tmp_path):
     assert args.handler is run_command and not args.write
     assert args.dir == tmp_path
     assert parser.parse_args(["vectors"]).dir == DEFAULT_DIRECTORY
+
+
+def test_write_refuses_a_directory_inside_the_installed_packages(capsys):
+    """Issue 18: `vectors --write` regenerates a checkout's vectors; pointed into
+    site-packages (a wheel's own data, the default there) it refuses with exit 2 and writes
+    nothing."""
+    import sysconfig
+
+    target = Path(sysconfig.get_paths()["purelib"]) / "practice-loop-vectors-never-written"
+    assert vectors.main(["--write", "--dir", str(target)]) == 2
+    assert "inside the installed packages" in capsys.readouterr().err
+    assert not target.exists()

@@ -336,7 +336,7 @@ def run_lane(
             (),
             False,
             "",
-            "crosshair is not installed: pip install -e '.[test]'",
+            "crosshair is not installed: pip install 'practice-loop[test]'",
         )
     parsed = [_read_module(name, search_path) for name in modules]
     env = dict(os.environ, PYTHONUNBUFFERED="1")

@@ -217,7 +217,8 @@ def plan_from_args(args: argparse.Namespace) -> CampaignPlan:
     cores = available_cores()
     absent = [name for name in ("pytest", "hypothesis") if importlib.util.find_spec(name) is None]
     if absent:
-        raise UsageProblem(f"{' and '.join(absent)} not installed: pip install -e '.[test]'")
+        names = " and ".join(absent)
+        raise UsageProblem(f"{names} not installed: pip install 'practice-loop[test]'")
     if args.workers == "auto":
         workers = cores
     elif args.workers.isdigit():
@@ -225,7 +226,9 @@ def plan_from_args(args: argparse.Namespace) -> CampaignPlan:
     else:
         raise UsageProblem(f"--workers takes a number or 'auto', not {args.workers!r}")
     if workers > 0 and importlib.util.find_spec("xdist") is None:
-        raise UsageProblem("pytest-xdist is not installed: pass -n 0 or pip install -e '.[test]'")
+        raise UsageProblem(
+            "pytest-xdist is not installed: pass -n 0 or pip install 'practice-loop[test]'"
+        )
     missing = [t for t in args.tests if not Path(t.partition("::")[0]).exists()]
     if missing:
         raise UsageProblem(f"no such test path: {', '.join(missing)}")

@@ -123,7 +123,7 @@ def _redis_client(spec: DatabaseSpec):
     except ImportError as error:
         raise DatabaseError(
             DatabaseRefusal.REDIS_CLIENT_MISSING,
-            "the 'redis' package is not installed (pip install -e '.[test]')",
+            "the 'redis' package is not installed (pip install 'practice-loop[test]')",
         ) from error
     return redis.Redis(
         host=spec.location,

@@ -131,6 +131,12 @@ def pytest_command(
 
 
 def run_gate(args: argparse.Namespace) -> int:
+    if not args.registry.exists():
+        return _usage(
+            f"{args.registry}: no such file. The gate reads the obligation registry of a "
+            "checkout of practice-loop (an installed package has none): run it at the "
+            "checkout's root, or pass --registry PATH"
+        )
     try:
         registry = load_registry(args.registry)
     except RegistryError as error:

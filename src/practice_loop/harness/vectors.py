@@ -31,7 +31,9 @@ import enum
 import hashlib
 import json
 import os
+import site
 import sys
+import sysconfig
 import tempfile
 import types
 import typing
@@ -1529,6 +1531,16 @@ def run_command(args: argparse.Namespace) -> int:
     """Exit status: 0 nothing moved (or written), 1 vectors moved, 2 usage error."""
     directory: Path = args.dir
     if args.write:
+        installed = _installed_location(directory)
+        if installed is not None:
+            print(
+                f"practice-loop vectors: --write regenerates the vectors of a checkout; "
+                f"{directory} is inside the installed packages ({installed}). Run it in a "
+                "checkout of practice-loop (pip install -e .), or give --dir a directory "
+                "of your own.",
+                file=sys.stderr,
+            )
+            return 2
         for path in write_vectors(directory):
             print(f"wrote {path}")
         return 0
@@ -1548,6 +1560,17 @@ def run_command(args: argparse.Namespace) -> int:
     )
     print(f"{total} vectors checked: {len(moved)} result fields moved, {len(stale)} stale entries")
     return 1 if moved or stale else 0
+
+
+def _installed_location(directory: Path) -> Path | None:
+    """The site-packages (or other install scheme directory) ``directory`` is in, if any:
+    a wheel's files belong to the installer, not to this command."""
+    for name in ("purelib", "platlib"):
+        for scheme_directory in {sysconfig.get_paths()[name], site.getusersitepackages()}:
+            location = Path(scheme_directory).resolve()
+            if directory.resolve().is_relative_to(location):
+                return location
+    return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
