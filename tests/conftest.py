@@ -65,6 +65,8 @@ else:
         max_examples=50,
         deadline=None,
         database=None,
+        # Symbolic execution is slow per example and realises values lazily: none of the
+        # timing, size or filtering checks says anything about the code under test here.
         suppress_health_check=list(HealthCheck),
     )
 

@@ -22,8 +22,9 @@ and so on. Hypothesis draws the branches far from uniformly, so tests that need 
 (``tests/quality/test_vocabulary_reach.py``) iterate the table instead of sampling the union.
 
 Registration happens through the ``hypothesis`` entry point declared in ``pyproject.toml``
-(``_hypothesis_setup_hook``), so ``st.from_type(ComputeBudgetDecision)`` works in any test
-without importing this package. Closed enums need nothing: Hypothesis resolves an ``Enum`` to
+(``practice_loop.harness.hypothesis_hook``, which calls ``register_record_strategies`` once the
+kernel is imported), so ``st.from_type(ComputeBudgetDecision)`` works in any test without
+importing this package. Closed enums need nothing: Hypothesis resolves an ``Enum`` to
 ``st.sampled_from`` of its members by itself, and a union alias such as ``SearchRunOutcome`` to
 ``st.one_of`` of its members' registered strategies.
 """
@@ -706,12 +707,6 @@ def register_record_strategies() -> None:
 def registered_types() -> frozenset[type]:
     """The record types this process has registered (through the entry point or directly)."""
     return frozenset(_REGISTERED)
-
-
-def _hypothesis_setup_hook() -> None:
-    """Entry point ``hypothesis`` → ``practice_strategies`` (``pyproject.toml``): Hypothesis
-    calls it once when it is imported."""
-    register_record_strategies()
 
 
 __all__ = [

@@ -402,6 +402,7 @@ def _report(runs: tuple[TestRun, ...]) -> CampaignReport:
                 RoundSummary(2, 50, 30.0, 28.0, RoundEnding.CUT_OFF, -2, "r2.log")),
         runs=runs, crosshair=LaneSummary(LaneStatus.NOT_RUN, "--crosshair-share 0"),
         cpu_seconds=104.4, faults=(), started_at="2026-01-01T00:00:00+00:00",
+        context={"commit": "abc123", "python": "3.11.7", "hypothesis": "6.170.17"},
     )  # fmt: skip
 
 
@@ -436,6 +437,9 @@ def test_reports_name_every_finding_with_its_reproduction(tmp_path):
     assert tests["t.py::test_c"]["runs"] == 0 and tests["t.py::test_c"]["cut_off"] == 1
     markdown = write_markdown(report, tmp_path).read_text()
     assert example["command"] in markdown and "x=100" in markdown
+    # Issue 18: each report says which code and which tools made it.
+    assert data["context"] == report.context
+    assert "made with commit `abc123`, python `3.11.7`, hypothesis `6.170.17`" in markdown
     suite = ET.parse(write_junit(report, tmp_path)).getroot().find("testsuite")
     assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("5", "1", "1")
     assert suite.get("skipped") == "2"  # the test cut off every time, and the lane not run

@@ -9,6 +9,7 @@ tiny registry and tiny test files, each case built to make one verdict happen.
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import json
 import os
 import re
@@ -399,6 +400,10 @@ def test_gate_passes_when_every_obligation_has_passing_tests(tmp_path: Path) -> 
     assert "obligation gate (all ADRs): PASSED: 3 of 3" in run.stdout
     matrix = _matrix(out)
     assert matrix["gate"]["passed"] is True
+    # Issue 18: the matrix says which code and tools made it (the project is no git checkout).
+    assert matrix["context"]["commit"] == "unknown"
+    assert matrix["context"]["pytest"] == importlib.metadata.version("pytest")
+    assert f"pytest `{matrix['context']['pytest']}`" in (out / "matrix.md").read_text()
     assert _status(matrix) == {
         "ADR-0001/1.1": "covered",
         "ADR-0001/1.2": "covered",

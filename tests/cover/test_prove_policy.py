@@ -6,6 +6,7 @@ the outcome docs/examples/expected.json gives it."""
 from __future__ import annotations
 
 import dataclasses
+import importlib.metadata
 import json
 from pathlib import Path
 from typing import Any
@@ -371,7 +372,13 @@ def test_the_command_proves_the_valid_example_and_writes_both_reports(tmp_path, 
     assert status == 0, capsys.readouterr().out
     report = json.loads((tmp_path / "proof.json").read_text("utf-8"))
     assert report["proven"] is True and report["golden_vectors"] == {"checked": True, "moved": []}
-    assert "PROVEN" in (tmp_path / "proof.md").read_text("utf-8")
+    markdown = (tmp_path / "proof.md").read_text("utf-8")
+    assert "PROVEN" in markdown
+    # Issue 18: the report names the code and the tools that proved it.
+    context = report["context"]
+    assert set(context) >= {"commit", "python", "practice-loop", "hypothesis", "crosshair-tool"}
+    assert context["hypothesis"] == importlib.metadata.version("hypothesis")
+    assert f"hypothesis `{context['hypothesis']}`" in markdown
 
 
 def test_the_command_fails_an_invalid_example_and_refuses_a_missing_file(tmp_path, capsys):

@@ -157,3 +157,21 @@ def test_the_licence_is_an_spdx_expression_with_its_file_and_the_package_is_neve
     setuptools = next(r for r in backend if r.name == "setuptools")
     assert not setuptools.specifier.contains("76.9") and setuptools.specifier.contains("77.0")
 
+
+
+# --------------------------------------------------------------------------------------------
+# What every report says it was made with
+
+
+def test_a_reports_context_names_the_commit_and_every_tool(tmp_path, monkeypatch):
+    from practice_loop.harness.report_context import context_line, run_context
+
+    here = run_context(ROOT, "no-such-distribution")
+    if (ROOT / ".git").exists():  # an unpacked sdist has no commit to name
+        assert re.fullmatch(r"[0-9a-f]{40}(\+uncommitted)?", here["commit"]), here["commit"]
+    assert list(here)[:5] == ["commit", "python", "practice-loop", "hypothesis", "pytest"]
+    assert here["no-such-distribution"] == "not installed"
+    assert run_context(tmp_path)["commit"] == "unknown"  # not a checkout
+    monkeypatch.setenv("PATH", str(tmp_path))  # no git at all: still a context, never a crash
+    assert run_context(ROOT)["commit"] == "unknown"
+    assert context_line({"commit": "abc", "python": "3.11.7"}) == "commit `abc`, python `3.11.7`"

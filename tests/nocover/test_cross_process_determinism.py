@@ -75,6 +75,8 @@ def _in_child(path: Path, seed: str) -> str:
 @settings(
     max_examples=3,
     deadline=None,
+    # Each example starts child interpreters (slow by design), and writes the one file it reads
+    # back at once, so sharing the function-scoped tmp_path between examples is safe.
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 @given(frames=frame_batches)

@@ -61,6 +61,7 @@ from .fuzz_report import (
     write_markdown,
     write_regressions,
 )
+from .report_context import run_context
 
 DEFAULT_OUT = Path("fuzz-report")
 DEFAULT_PROFILE = "nightly"
@@ -619,6 +620,7 @@ def run_campaign(plan: CampaignPlan, stream: IO[str] = sys.stderr) -> tuple[Camp
         cpu_seconds=campaign.cpu_seconds,
         faults=tuple(campaign.faults),
         started_at=campaign.started_at,
+        context=run_context(Path.cwd(), "crosshair-tool", "hypothesis-crosshair"),
     )
     return report, report.exit_status
 

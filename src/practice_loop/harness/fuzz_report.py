@@ -21,6 +21,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from .report_context import context_line
+
 REPORT_SCHEMA = "practice-loop.fuzz-report.v1"
 REPORT_JSON = "fuzz-report.json"
 REPORT_MARKDOWN = "fuzz-report.md"
@@ -397,6 +399,7 @@ class CampaignReport:
     cpu_seconds: float
     faults: tuple[tuple[Fault, str], ...]
     started_at: str
+    context: dict[str, str]  # the commit and the tools' versions (report_context)
 
     def __post_init__(self) -> None:
         _require(self.workers >= 0 and self.cores >= 1, "workers and cores")
@@ -495,6 +498,7 @@ class CampaignReport:
             "status": self.status.value,
             "exit_status": self.exit_status,
             "started_at": self.started_at,
+            "context": dict(self.context),
             "profile": self.profile,
             "workers": self.workers,
             "cores": self.cores,
@@ -576,6 +580,7 @@ def write_markdown(report: CampaignReport, out: Path) -> Path:
         "",
         f"- profile `{report.profile}`, {report.workers} worker(s) on {report.cores} core(s), "
         f"cores kept busy {report.busy_share:.0%}",
+        f"- made with {context_line(report.context)}",
         f"- example database `{report.database}`"
         + (" (read-only)" if report.read_only else "")
         + (f", replaying `{report.replay}` read-only" if report.replay else ""),

@@ -38,6 +38,7 @@ from .obligations import (
     worse_outcome,
     write_matrix,
 )
+from .report_context import run_context
 
 PLUGIN_NAME = "practice_loop.obligation_gate"
 WORKER_ERROR_KEY = "practice_loop_obligation_usage_error"
@@ -235,6 +236,7 @@ class ObligationPlugin:
                 results,
                 verdict,
                 enforced=self.gate,
+                context=run_context(Path(session.config.rootpath)),
                 exitstatus=int(session.exitstatus),
             )
         self.verdict_lines = verdict_lines(verdict)

@@ -36,7 +36,6 @@ import hashlib
 import importlib.util
 import json
 import os
-import platform
 import queue
 import re
 import shutil
@@ -53,6 +52,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from .obligations import DEFAULT_REGISTRY, MutantKill, Registry, RegistryError, load_registry
+from .report_context import run_context
 
 CATALOGUE_SCHEMA = "mutants.v1"
 KILL_MATRIX_SCHEMA = "kill_matrix.v1"
@@ -710,31 +710,6 @@ def failing_unmutated(workers: Sequence[Worker], tests: Iterable[str]) -> set[st
 
 # ---------------------------------------------------------------------------------------------
 # The kill matrix
-
-
-def distribution_version(distribution: str) -> str:
-    from importlib import metadata
-
-    try:
-        return metadata.version(distribution)
-    except metadata.PackageNotFoundError:
-        return "not installed"
-
-
-def run_context(root: Path, *distributions: str) -> dict[str, str]:
-    """The commit (``+uncommitted`` when the tree differs from it) and the versions of Python,
-    Hypothesis, pytest and ``distributions`` a report was made with."""
-    commit = subprocess.run(
-        ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=False
-    ).stdout.strip()
-    dirty = subprocess.run(
-        ["git", "status", "--porcelain"], cwd=root, capture_output=True, text=True, check=False
-    ).stdout.strip()
-    return {
-        "commit": (commit or "unknown") + ("+uncommitted" if dirty else ""),
-        "python": platform.python_version(),
-        **{name: distribution_version(name) for name in ("hypothesis", "pytest", *distributions)},
-    }
 
 
 def kill_matrix(

@@ -53,6 +53,7 @@ from typing import Any
 
 from . import mutants
 from .mutants import CopyError, Phase, Status, Worker
+from .report_context import run_context
 
 SCORE_SCHEMA = "mutation_score.v1"
 EQUIVALENTS_SCHEMA = "kernel_equivalents.v1"
@@ -1220,7 +1221,7 @@ def _judge(args: argparse.Namespace) -> dict[str, Any]:
     finally:
         signal.signal(signal.SIGTERM, previous)
     record_in_session(session, results, reasons)
-    context = mutants.run_context(root, "cosmic-ray")
+    context = run_context(root, "cosmic-ray")
     return score_report(
         sites=sites,
         candidates=candidates,

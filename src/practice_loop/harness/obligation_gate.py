@@ -35,6 +35,7 @@ from .obligations import (
     verdict_lines,
     write_matrix,
 )
+from .report_context import run_context
 
 DEFAULT_OUT = Path("gate-report")
 PYTEST_USAGE_ERROR = 4
@@ -192,7 +193,13 @@ def run_gate(args: argparse.Namespace) -> int:
         exitstatus = recorded if type(recorded) is int else None
     verdict = evaluate(registry, results, args.adr, kills)
     json_path, md_path = write_matrix(
-        out, registry, results, verdict, enforced=True, exitstatus=exitstatus
+        out,
+        registry,
+        results,
+        verdict,
+        enforced=True,
+        context=run_context(Path.cwd()),
+        exitstatus=exitstatus,
     )
     for line in verdict_lines(verdict):
         print(line)

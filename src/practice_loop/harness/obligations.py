@@ -31,6 +31,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .report_context import context_line
+
 REGISTRY_SCHEMA = "obligations.v1"
 MATRIX_SCHEMA = "obligation_matrix.v1"
 DEFAULT_REGISTRY = Path("docs") / "obligations.toml"
@@ -424,6 +426,7 @@ def matrix_json(
     verdict: GateVerdict,
     *,
     enforced: bool,
+    context: dict[str, str],
     exitstatus: int | None = None,
 ) -> dict[str, Any]:
     def test_entry(result: NodeResult) -> dict[str, Any]:
@@ -431,6 +434,7 @@ def matrix_json(
 
     return {
         "schema": MATRIX_SCHEMA,
+        "context": dict(context),
         "registry": registry.source,
         "scope": verdict.scope,
         "pytest_exitstatus": exitstatus,
@@ -536,9 +540,14 @@ def _mutant_cell(kills: Sequence[MutantKill], *, only_live: bool) -> str:
 
 
 def matrix_markdown(
-    registry: Registry, results: Sequence[NodeResult], verdict: GateVerdict, *, enforced: bool
+    registry: Registry,
+    results: Sequence[NodeResult],
+    verdict: GateVerdict,
+    *,
+    enforced: bool,
+    context: dict[str, str],
 ) -> str:
-    out = ["# Obligation matrix", ""]
+    out = ["# Obligation matrix", "", f"Made with {context_line(context)}.", ""]
     out.append(
         f"Registry `{registry.source}`: {len(verdict.statuses)} obligations, "
         f"{verdict.count(COVERED)} covered, {verdict.count(UNCOVERED)} uncovered, "
@@ -648,16 +657,20 @@ def write_matrix(
     verdict: GateVerdict,
     *,
     enforced: bool,
+    context: dict[str, str],
     exitstatus: int | None = None,
 ) -> tuple[Path, Path]:
     """Write ``matrix.json`` and ``matrix.md`` into ``directory``; return their paths."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    as_json = matrix_json(registry, results, verdict, enforced=enforced, exitstatus=exitstatus)
+    as_json = matrix_json(
+        registry, results, verdict, enforced=enforced, context=context, exitstatus=exitstatus
+    )
     json_path = directory / MATRIX_JSON
     md_path = directory / MATRIX_MARKDOWN
+    markdown = matrix_markdown(registry, results, verdict, enforced=enforced, context=context)
     json_path.write_text(json.dumps(as_json, indent=2, ensure_ascii=False) + "\n", "utf-8")
-    md_path.write_text(matrix_markdown(registry, results, verdict, enforced=enforced), "utf-8")
+    md_path.write_text(markdown, "utf-8")
     return json_path, md_path
 
 

@@ -49,6 +49,7 @@ from .policy_file import (
     required_row_keys,
     table_of,
 )
+from .report_context import context_line, run_context
 
 DEFAULT_EXAMPLES = 200
 DEFAULT_CROSSHAIR_SECONDS = 10.0
@@ -185,7 +186,9 @@ def _generated_gates(examples: int) -> list[SearchGateDecision]:
             derandomize=True,
             database=None,
             deadline=None,
-            suppress_health_check=list(HealthCheck),
+            # A chain is drawn through every stage of the kernel: slow to generate on a busy
+            # machine, which says nothing about the policy being proved.
+            suppress_health_check=[HealthCheck.too_slow],
         )
         @given(chains(reason))
         def collect(chain: Any) -> None:
@@ -630,9 +633,10 @@ def prove(
     )
 
 
-def render_markdown(proof: Proof) -> str:
+def render_markdown(proof: Proof, context: dict[str, str]) -> str:
     verdict = "PROVEN" if proof.proven else "NOT PROVEN"
     lines = [f"# prove-policy: {proof.source}", "", f"**{verdict}**", ""]
+    lines += [f"Made with {context_line(context)}.", ""]
     if proof.refusal is not None:
         lines += [f"The file is refused: `{proof.refusal}`.", ""]
         return "\n".join(lines)
@@ -724,11 +728,13 @@ def run_command(args: argparse.Namespace) -> int:
     except OSError as error:
         print(f"practice-loop prove-policy: cannot read {args.file}: {error}", file=sys.stderr)
         return 2
+    context = run_context(Path.cwd(), "crosshair-tool")
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "proof.json").write_text(
-        json.dumps(proof.to_json(), indent=2, sort_keys=True) + "\n", "utf-8"
+        json.dumps({**proof.to_json(), "context": context}, indent=2, sort_keys=True) + "\n",
+        "utf-8",
     )
-    (args.out / "proof.md").write_text(render_markdown(proof), "utf-8")
+    (args.out / "proof.md").write_text(render_markdown(proof, context), "utf-8")
     _print_summary(proof)
     print(f"reports: {args.out / 'proof.md'}, {args.out / 'proof.json'}")
     return 0 if proof.proven else 1
