@@ -321,12 +321,15 @@ def test_the_harness_never_imports_workbench_or_the_command_line():
 
 def test_the_obligation_registry_needs_no_test_tool():
     """``practice-loop gate --from-json`` re-reads a matrix without pytest: the registry, the
-    mutant catalogue and the gate command are standard library only; the pytest sides are
-    ``gate_plugin`` and ``mutant_plugin``, which import the registry one way."""
+    mutant catalogue, the gate command and what their reports say they were made with
+    (``report_context``) are standard library only; the pytest sides are ``gate_plugin`` and
+    ``mutant_plugin``, which import the registry one way."""
+    context = f"{HARNESS}.report_context"
     allowed = {
-        "obligations": set(),
-        "mutants": {f"{HARNESS}.obligations"},
-        "obligation_gate": {f"{HARNESS}.obligations", f"{HARNESS}.mutants"},
+        "report_context": set(),
+        "obligations": {context},
+        "mutants": {f"{HARNESS}.obligations", context},
+        "obligation_gate": {f"{HARNESS}.obligations", f"{HARNESS}.mutants", context},
     }
     for name, ours in allowed.items():
         bad = list(
@@ -335,6 +338,19 @@ def test_the_obligation_registry_needs_no_test_tool():
             )
         )
         assert not bad, "\n".join(bad)
+
+
+def test_the_hypothesis_entry_point_imports_only_the_standard_library():
+    """Hypothesis runs the entry point during every ``import hypothesis`` (issue 18): its
+    module imports the standard library, and the strategies only inside the function that
+    registers them, once the kernel is imported."""
+    bad = list(
+        _violations(
+            [f"{HARNESS}.hypothesis_hook"],
+            lambda i: i.target in STDLIB or i.target == "practice_strategies",
+        )
+    )
+    assert not bad, "\n".join(bad)
 
 
 # --------------------------------------------------------------------------------------------
