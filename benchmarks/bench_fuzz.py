@@ -3,7 +3,7 @@ profile, the share of the cores the campaign keeps busy (target: at least 90% wi
 to the core count), and how close to its budget it stops (target: within 5%). Figures are
 reported, never asserted (machines here are shared and noisy).
 
-    python benchmarks/bench_fuzz.py [--minutes M] [-n N] [--out DIR]
+    python benchmarks/bench_fuzz.py [--minutes M] [-j N] [--out DIR]
 
 Runs ``practice-loop fuzz`` with a throwaway database and no CrossHair lane, then reads its
 ``fuzz-report.json``.
@@ -23,14 +23,14 @@ from pathlib import Path
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, default=2.0)
-    parser.add_argument("-n", "--workers", default="auto")
+    parser.add_argument("-j", "--jobs", default="auto")
     parser.add_argument("--out", type=Path, default=None, help="keep the reports here")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         out = args.out or Path(scratch) / "reports"
         command = [
             sys.executable, "-m", "practice_loop", "fuzz", "--minutes", str(args.minutes),
-            "-n", args.workers, "--crosshair-share", "0", "--database", f"{scratch}/db",
+            "-j", args.jobs, "--crosshair-share", "0", "--database", f"{scratch}/db",
             "--out", str(out),
         ]  # fmt: skip
         started = time.monotonic()

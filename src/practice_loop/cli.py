@@ -245,7 +245,9 @@ def _print_unverified(args: argparse.Namespace, trace_id: str | None, found: lis
 
 def store_arguments(parser: argparse.ArgumentParser, *, help_text: str) -> None:
     """``--store`` and ``--wait``, the same for every command that opens a store."""
-    parser.add_argument("--store", type=Path, default=DEFAULT_STORE, help=help_text)
+    parser.add_argument(
+        "--store", type=Path, default=DEFAULT_STORE, help=f"{help_text} (default {DEFAULT_STORE})"
+    )
     parser.add_argument(
         "--wait",
         type=_seconds,

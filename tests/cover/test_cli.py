@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
+import re
 import sqlite3
 import subprocess
 import sys
@@ -412,3 +414,43 @@ def test_the_test_extra_modules_are_every_module_the_test_extra_installs():
         modules = {m for m, d in packages_distributions().items()
                    if name in {canonicalize_name(x) for x in d}}  # fmt: skip
         assert modules & TEST_EXTRA_MODULES, (name, sorted(modules))
+
+
+def _commands() -> dict[str, argparse.ArgumentParser]:
+    from practice_loop.cli import build_parser
+
+    parser = build_parser(None)
+    (commands,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return dict(commands.choices)
+
+
+def _options(command: argparse.ArgumentParser) -> list[argparse.Action]:
+    return [a for a in command._actions if not isinstance(a, argparse._HelpAction)]
+
+
+@pytest.mark.parametrize("name", sorted(_commands()))
+def test_every_command_says_what_it_does_its_defaults_and_its_exit_statuses(name):
+    """Issue 18: each command's --help has a description naming its exit statuses, and every
+    option with a default shows it."""
+    command = _commands()[name]
+    said = f"{command.description or ''} {command.epilog or ''}".lower()
+    assert command.description and "exit status" in said
+    quiet = (None, False, argparse.SUPPRESS, [], ())
+    unshown = [a.option_strings for a in _options(command)
+               if a.default not in quiet and "default" not in (a.help or "")]  # fmt: skip
+    assert not unshown, unshown
+
+
+def test_one_vocabulary_for_parallelism_and_time_bounds():
+    """Issue 18: parallelism is -j/--jobs in every command; a time bound is --minutes,
+    --seconds, --X-seconds or --timeout, and its help names the clock (wall-clock or CPU)."""
+    for name, command in _commands().items():
+        for action in _options(command):
+            flags = action.option_strings
+            assert not {"-n", "--workers", "--max-seconds"} & set(flags), (name, flags)
+            if "--jobs" in flags:
+                assert flags == ["-j", "--jobs"], (name, flags)
+            timed = [f for f in flags if f in ("--minutes", "--seconds", "--timeout", "--wait")
+                     or f.endswith("-seconds")]  # fmt: skip
+            if timed:
+                assert re.search(r"wall[- ]clock|CPU", action.help or ""), (name, flags)

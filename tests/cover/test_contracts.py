@@ -451,7 +451,7 @@ def test_policy_diff_finds_no_difference_between_a_function_and_itself(tmp_path)
 @pytest.mark.parametrize(
     "arguments",
     [
-        ["contracts", "--max-seconds", "0"],
+        ["contracts", "--seconds", "0"],
         ["contracts", "--per-condition-seconds", "x"],
         ["policy-diff", "not_dotted", "practice_loop.kernel.budget.compute_budget_v1"],
     ],

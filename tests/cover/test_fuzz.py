@@ -265,7 +265,7 @@ def test_an_unreachable_redis_is_a_fault_with_reports(tmp_path):
     "arguments, message",
     [
         (["--minutes", "0"], "--minutes must be positive"),
-        (["-n", "many"], "--workers takes a number"),
+        (["-j", "many"], "--jobs takes a number"),
         (["--crosshair-share", "1"], "--crosshair-share must be in [0, 1)"),
         (["--test-timeout", "-1"], "--test-timeout must be positive"),
         (["--first-examples", "0"], "--first-examples must be at least 1"),
@@ -300,7 +300,7 @@ def test_a_campaign_pytest_refuses_exits_2(tmp_path, profile, source, message):
     Hypothesis test is refused: exit 2, never a campaign that fuzzes nothing."""
     (tmp_path / "test_sample.py").write_text(source)
     result = _campaign(
-        tmp_path, "--minutes", "1", "--profile", profile, "-n", "0", "test_sample.py"
+        tmp_path, "--minutes", "1", "--profile", profile, "-j", "0", "test_sample.py"
     )
     assert result.returncode == 2, result.stderr
     assert message in result.stderr
@@ -511,7 +511,7 @@ def test_a_campaign_finds_reports_and_replays_a_planted_defect(tmp_path, redis_u
     (tmp_path / "test_sample.py").write_text(SAMPLE)
     budget = 20.0
     first = _campaign(
-        tmp_path, "--minutes", str(budget / 60), "-n", "2", "--database", redis_url,
+        tmp_path, "--minutes", str(budget / 60), "-j", "2", "--database", redis_url,
         "--test-timeout", "3", "--write-regressions", "test_sample.py",
     )  # fmt: skip
     assert first.returncode == 1, first.stderr
@@ -541,7 +541,7 @@ def test_a_campaign_finds_reports_and_replays_a_planted_defect(tmp_path, redis_u
     assert reproduced.returncode == 1 and "x=100" in reproduced.stdout, reproduced.stdout
 
     second = _campaign(
-        tmp_path, "--minutes", "0.15", "-n", "1", "--database", redis_url, "-k", "planted",
+        tmp_path, "--minutes", "0.15", "-j", "1", "--database", redis_url, "-k", "planted",
         "--out", "second", "test_sample.py",
     )  # fmt: skip
     assert second.returncode == 1, second.stderr
@@ -555,7 +555,7 @@ def test_ctrl_c_keeps_the_reports_and_exits_130(tmp_path):
     """Issue 7: Ctrl-C stops the round, writes what was done, claims nothing it did not do."""
     (tmp_path / "test_sample.py").write_text(SAMPLE)
     command = [sys.executable, "-m", "practice_loop", "fuzz", "--profile", "default",
-               "--crosshair-share", "0", "--minutes", "2", "-n", "1", "-k", "fine",
+               "--crosshair-share", "0", "--minutes", "2", "-j", "1", "-k", "fine",
                "--database", "db", "test_sample.py"]  # fmt: skip
     campaign = subprocess.Popen(
         command, cwd=tmp_path, env=_environment(), stderr=subprocess.PIPE, text=True

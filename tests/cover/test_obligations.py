@@ -558,7 +558,7 @@ def test_gate_command_runs_the_suite_and_reapplies_its_results(tmp_path: Path, c
     project = _project(tmp_path, _tests())
     out, reg = tmp_path / "report", str(project / "reg.toml")
     tests = str(project / "test_tiny.py")
-    assert _gate("--registry", reg, "--out", str(out), "-n", "0", tests) == 1
+    assert _gate("--registry", reg, "--out", str(out), "-j", "0", tests) == 1
     printed = capsys.readouterr().out
     assert "LOCAL-0001/rule: no test names it" in printed
     assert (out / MATRIX_MARKDOWN).is_file()
@@ -594,7 +594,7 @@ def test_gate_command_runs_the_suite_and_reapplies_its_results(tmp_path: Path, c
     assert "names 'ADR-0001/1.2', which the registry does not hold" in capsys.readouterr().out
 
     (project / "test_tiny.py").write_text(_tests(rule=COVERING_RULE))
-    assert _gate("--registry", reg, "--out", str(out), "-n", "0", tests) == 0
+    assert _gate("--registry", reg, "--out", str(out), "-j", "0", tests) == 0
     assert _matrix(out)["gate"]["passed"] is True
 
 
@@ -609,7 +609,7 @@ def test_gate_command_usage_errors(tmp_path: Path, capsys) -> None:
     assert _gate("--registry", reg, "--from-json", str(not_results)) == 2
     assert _gate("--registry", reg, "--from-json", str(tmp_path / "absent.json")) == 2
     assert _gate("--registry", reg, "--from-json", str(not_results), "tests") == 2
-    assert _gate("--registry", reg, "--workers", "many") == 2
+    assert _gate("--registry", reg, "--jobs", "many") == 2
     errors = capsys.readouterr().err
     assert "unknown ADR 'ADR-0009'" in errors
     assert "not a results file" in errors

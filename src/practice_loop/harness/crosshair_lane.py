@@ -521,18 +521,18 @@ def _positive(text: str) -> float:
 
 
 def _run_contracts(args: argparse.Namespace) -> int:
-    result = run_lane(args.max_seconds, args.per_condition_seconds, jobs=args.jobs)
+    result = run_lane(args.seconds, args.per_condition_seconds, jobs=args.jobs)
     if args.show_output and result.output:
         print(result.output)
     stream = sys.stderr if result.outcome is LaneOutcome.UNAVAILABLE else sys.stdout
-    for line in summary_lines(result, args.max_seconds, args.per_condition_seconds):
+    for line in summary_lines(result, args.seconds, args.per_condition_seconds):
         print(line, file=stream)
     return result.outcome.exit_code
 
 
 def _run_policy_diff(args: argparse.Namespace) -> int:
     try:
-        result = diff_behavior(args.old_function, args.new_function, args.max_seconds)
+        result = diff_behavior(args.old_function, args.new_function, args.seconds)
     except ValueError as error:
         print(f"practice-loop policy-diff: {error}", file=sys.stderr)
         return 2
@@ -541,7 +541,7 @@ def _run_policy_diff(args: argparse.Namespace) -> int:
         for difference in result.differences:
             print(difference)
     elif result.outcome is DiffOutcome.NO_DIFFERENCE_FOUND:
-        print(f"no difference found within {args.max_seconds:g}s")
+        print(f"no difference found within {args.seconds:g} CPU seconds")
     else:
         detail = result.output.strip() or result.outcome.value
         print(f"practice-loop policy-diff: {detail}", file=sys.stderr)
@@ -554,29 +554,29 @@ def add_subcommands(subparsers: Any) -> None:
         "contracts",
         help="check the kernel's contracts symbolically with CrossHair",
         description="Run crosshair check over the kernel's contracted modules "
-        "(docs/contracts.md). Exit 0: every condition was analysed within the bounds and "
+        "(docs/contracts.md). Exit status: 0 every condition was analysed within the bounds and "
         "none failed; 1: a counterexample or a malformed condition (printed); 2: usage "
         "error or crosshair not installed; 3: the total bound cut the run off before every "
         "condition was analysed (they are listed).",
     )
     contracts.add_argument(
-        "--max-seconds",
+        "--seconds",
         type=_positive,
         default=DEFAULT_MAX_SECONDS,
         metavar="S",
-        help=f"total wall-clock bound (default {DEFAULT_MAX_SECONDS:g})",
+        help=f"the whole lane's bound, in wall-clock seconds (default {DEFAULT_MAX_SECONDS:g})",
     )
     contracts.add_argument(
         "--per-condition-seconds",
         type=_positive,
         default=DEFAULT_PER_CONDITION_SECONDS,
         metavar="S",
-        help="CrossHair's CPU bound for each condition "
+        help="CrossHair's bound for each condition, in CPU seconds "
         f"(default {DEFAULT_PER_CONDITION_SECONDS:g})",
     )
     contracts.add_argument(
-        "--jobs", type=int, default=2, choices=range(1, 65), metavar="N",
-        help="modules checked at once (default 2)",
+        "-j", "--jobs", type=int, default=2, choices=range(1, 65), metavar="N",
+        help="modules checked at once, each in its own process (default 2)",
     )  # fmt: skip
     contracts.add_argument(
         "--show-output", action="store_true", help="also print CrossHair's own report"
@@ -588,16 +588,17 @@ def add_subcommands(subparsers: Any) -> None:
         help="find inputs on which two versions of a decision function differ",
         description="Run crosshair diffbehavior between two functions of the same signature "
         "(dotted module.function names), e.g. practice_loop.kernel.budget.compute_budget_v1 "
-        "and a candidate table's function. Exit 0: no difference found within the bound; "
+        "and a candidate table's function. Exit status: 0 no difference found within the "
+        "bound; "
         "1: differing inputs found (printed); 2: usage error or crosshair not installed.",
     )
     policy_diff.add_argument("old_function", metavar="OLD_FUNCTION")
     policy_diff.add_argument("new_function", metavar="NEW_FUNCTION")
     policy_diff.add_argument(
-        "--max-seconds",
+        "--seconds",
         type=_positive,
         default=DEFAULT_DIFF_SECONDS,
         metavar="S",
-        help=f"CrossHair's search bound in CPU seconds (default {DEFAULT_DIFF_SECONDS:g})",
+        help=f"CrossHair's search bound, in CPU seconds (default {DEFAULT_DIFF_SECONDS:g})",
     )
     policy_diff.set_defaults(handler=_run_policy_diff)

@@ -93,17 +93,22 @@ def add_subcommand(subparsers: Any) -> argparse.ArgumentParser:
         help="run a time-boxed fuzz campaign over the property and state-machine suite",
         description="Fuzz the Hypothesis suite for a fixed time on every core with fresh "
         "seeds and a persistent example database, then run the CrossHair lane; write JSON, "
-        "Markdown and JUnit XML reports with a reproduction command for each failure.",
+        "Markdown and JUnit XML reports with a reproduction command for each failure. Exit "
+        "status: 0 nothing failed and every selected test ran; 1 a finding, or a fault kept "
+        "the campaign from its work (both in the report); 2 a usage error; 130 interrupted "
+        "(the reports of what ran are kept).",
     )
     fuzz.add_argument(
         "--minutes",
         type=float,
         default=DEFAULT_MINUTES,
-        help=f"the time budget, rounds and CrossHair together (default {DEFAULT_MINUTES:g})",
+        metavar="M",
+        help="the budget in wall-clock minutes, rounds and CrossHair together "
+        f"(default {DEFAULT_MINUTES:g})",
     )
     fuzz.add_argument(
-        "-n",
-        "--workers",
+        "-j",
+        "--jobs",
         default="auto",
         metavar="N",
         help="pytest-xdist workers: a number, 'auto' (default: every core) or 0 for one process",
@@ -199,7 +204,7 @@ class CampaignPlan:
         if not self.budget_seconds > 0:
             raise UsageProblem(f"--minutes must be positive, not {self.budget_seconds / 60:g}")
         if self.workers < 0:
-            raise UsageProblem(f"--workers must be 0 or more, not {self.workers}")
+            raise UsageProblem(f"--jobs must be 0 or more, not {self.workers}")
         if not self.test_timeout > 0:
             raise UsageProblem(f"--test-timeout must be positive, not {self.test_timeout:g}")
         if not 0 <= self.crosshair_share < 1:
@@ -220,15 +225,15 @@ def plan_from_args(args: argparse.Namespace) -> CampaignPlan:
     if absent:
         names = " and ".join(absent)
         raise UsageProblem(f"{names} not installed: pip install 'practice-loop[test]'")
-    if args.workers == "auto":
+    if args.jobs == "auto":
         workers = cores
-    elif args.workers.isdigit():
-        workers = int(args.workers)
+    elif args.jobs.isdigit():
+        workers = int(args.jobs)
     else:
-        raise UsageProblem(f"--workers takes a number or 'auto', not {args.workers!r}")
+        raise UsageProblem(f"--jobs takes a number or 'auto', not {args.jobs!r}")
     if workers > 0 and importlib.util.find_spec("xdist") is None:
         raise UsageProblem(
-            "pytest-xdist is not installed: pass -n 0 or pip install 'practice-loop[test]'"
+            "pytest-xdist is not installed: pass -j 0 or pip install 'practice-loop[test]'"
         )
     missing = [t for t in args.tests if not Path(t.partition("::")[0]).exists()]
     if missing:
@@ -506,7 +511,7 @@ def _run_crosshair(campaign: _Campaign, end: float, out: Path) -> LaneSummary:
         return LaneSummary(LaneStatus.NOT_RUN, reason)
     jobs = min(max(plan.workers, 1), CROSSHAIR_MAX_JOBS)
     command = [sys.executable, "-m", "practice_loop", "contracts"]
-    command += ["--max-seconds", str(seconds), "--jobs", str(jobs)]
+    command += ["--seconds", str(seconds), "--jobs", str(jobs)]
     log_path = out / "crosshair.log"
     started = time.monotonic()
     with open(log_path, "wb") as log:

@@ -884,9 +884,27 @@ def add_subcommand(subparsers: Any) -> argparse.ArgumentParser:
         "--mutant", action="append", default=[], metavar="ID", help="only this mutant (repeatable)"
     )
     add_copy_arguments(parser, DEFAULT_TIMEOUT_SECONDS)
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, metavar="DIR")
-    parser.add_argument("--catalogue", type=Path, default=DEFAULT_CATALOGUE, metavar="PATH")
-    parser.add_argument("--registry", type=Path, default=DEFAULT_REGISTRY, metavar="PATH")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=DEFAULT_OUT,
+        metavar="DIR",
+        help=f"where kill-matrix.md and kill-matrix.json go (default {DEFAULT_OUT}/)",
+    )
+    parser.add_argument(
+        "--catalogue",
+        type=Path,
+        default=DEFAULT_CATALOGUE,
+        metavar="PATH",
+        help=f"the mutant catalogue, a folder of TOML files (default {DEFAULT_CATALOGUE}/)",
+    )
+    parser.add_argument(
+        "--registry",
+        type=Path,
+        default=DEFAULT_REGISTRY,
+        metavar="PATH",
+        help=f"the obligation registry the mutants name (default {DEFAULT_REGISTRY})",
+    )
     parser.set_defaults(handler=run_command)
     return parser
 
@@ -899,7 +917,7 @@ def add_copy_arguments(parser: argparse.ArgumentParser, timeout: float) -> None:
         type=int,
         default=os.cpu_count() or 1,
         metavar="N",
-        help="copies of the checkout judging mutants at once",
+        help="copies of the checkout judging mutants at once (default: every core)",
     )
     parser.add_argument(
         "--timeout",
@@ -907,7 +925,8 @@ def add_copy_arguments(parser: argparse.ArgumentParser, timeout: float) -> None:
         default=timeout,
         metavar="S",
         help="wall-clock seconds one pytest run under a mutant may take before the mutant "
-        "counts as timed out (confirmed by running the same tests unmutated)",
+        "counts as timed out, confirmed by running the same tests unmutated "
+        f"(default {timeout:g})",
     )
 
 

@@ -1073,21 +1073,23 @@ def add_subcommand(subparsers: Any) -> argparse.ArgumentParser:
         type=float,
         default=DEFAULT_MIN_SCORE,
         metavar="PERCENT",
-        help="the least score that passes",
+        help=f"the least score that passes (default {DEFAULT_MIN_SCORE:g})",
     )
     parser.add_argument(
         "--equivalents",
         type=Path,
         default=DEFAULT_EQUIVALENTS,
         metavar="PATH",
-        help="the recorded equivalent mutants, each with its reason",
+        help="the recorded equivalent mutants, each with its reason "
+        f"(default {DEFAULT_EQUIVALENTS})",
     )
     parser.add_argument(
         "--out",
         type=Path,
         default=DEFAULT_OUT,
         metavar="DIR",
-        help="where score.md, score.json and cosmic-ray's session.sqlite go",
+        help="where score.md, score.json and cosmic-ray's session.sqlite go "
+        f"(default {DEFAULT_OUT}/)",
     )
     parser.set_defaults(handler=run_command)
     return parser

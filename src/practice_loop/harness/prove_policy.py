@@ -695,17 +695,35 @@ def add_subcommand(subparsers: Any) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "prove-policy",
         help="prove a candidate compute_budget table and show how it differs from v1",
+        description="Load a policy file, check every invariant of its table (each naming its "
+        "ADR clause) on the whole table and on generated inputs through the real kernel, "
+        "compare its decisions with v1 (also through CrossHair), and write proof.md and "
+        "proof.json (docs/proving-policy-versions.md). Exit status: 0 proven; 1 not proven "
+        "(each broken invariant is named) or the file is refused with its reason; 2 a usage "
+        "error (the file cannot be read, or the test extra is not installed).",
     )
     parser.add_argument("file", type=Path, help="a policy file (docs/proving-policy-versions.md)")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="report folder")
     parser.add_argument(
-        "--examples", type=_positive_int, default=DEFAULT_EXAMPLES, help="generated gates"
+        "--out",
+        type=Path,
+        default=DEFAULT_OUT,
+        metavar="DIR",
+        help=f"the report folder (default {DEFAULT_OUT}/)",
+    )
+    parser.add_argument(
+        "--examples",
+        type=_positive_int,
+        default=DEFAULT_EXAMPLES,
+        metavar="N",
+        help=f"gate decisions generated for the property invariants (default {DEFAULT_EXAMPLES})",
     )
     parser.add_argument(
         "--crosshair-seconds",
         type=float,
         default=DEFAULT_CROSSHAIR_SECONDS,
-        help="bound for crosshair diffbehavior (0: skip it)",
+        metavar="S",
+        help="CrossHair diffbehavior's search bound against v1, in CPU seconds; 0 skips it "
+        f"(default {DEFAULT_CROSSHAIR_SECONDS:g})",
     )
     parser.set_defaults(handler=run_command)
     return parser

@@ -1520,7 +1520,14 @@ def add_subcommand(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``vectors`` to a ``practice-loop`` subparsers object; its handler is
     ``run_command`` (``args.handler(args)`` returns the exit status)."""
     parser = subparsers.add_parser(
-        "vectors", help="check the golden vectors against the kernel, or regenerate them"
+        "vectors",
+        help="check the golden vectors against the kernel, or regenerate them",
+        description="Re-run every golden vector (identities, refusals, canonical bytes, the "
+        "trace loader) against the kernel and compare it with a fresh generation, or, with "
+        "--write, regenerate the vector files of a checkout. Exit status: 0 nothing moved (or "
+        "the files were written); 1 a vector's result moved or the generator now writes an "
+        "entry differently (each is named); 2 a usage error (no such directory, or --write "
+        "into the installed packages).",
     )
     _configure(parser)
     parser.set_defaults(handler=run_command)

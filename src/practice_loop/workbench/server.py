@@ -234,7 +234,12 @@ def _port(text: str) -> int:
 
 def add_subcommand(commands: Any) -> None:
     workbench = commands.add_parser(
-        "workbench", help="serve a read-only web display of the stored traces"
+        "workbench",
+        help="serve a read-only web display of the stored traces",
+        description="Serve the stored cases and their sealed traces as web pages on this "
+        "machine, after the same full check as verify; nothing is ever written. Exit status: "
+        "0 stopped with Ctrl-C; 2 a usage error (no such store, a store that cannot be "
+        "read, or an address it cannot listen on).",
     )
     workbench.add_argument(
         "--store",
