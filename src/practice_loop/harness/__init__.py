@@ -8,6 +8,9 @@ reviewers, not for a user of the loop.
 - ``crosshair_lane``: ``practice-loop contracts`` and ``policy-diff``;
 - ``policy_file`` and ``prove_policy``: ``practice-loop prove-policy``;
 - ``examples``: hand-built frames the golden vectors and the tests start from.
+- ``report_context``: the commit and tool versions every report names;
+- ``hypothesis_hook``: Hypothesis's entry point, standard library only (it registers the
+  record strategies once the kernel is imported).
 - ``vectors`` (``practice-loop vectors``): the golden vectors shipped in ``data/vectors/``,
   and ``catalogue/``, the labelled violation catalogue they and the strategies share.
 
