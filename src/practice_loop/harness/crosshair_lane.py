@@ -457,7 +457,8 @@ def diff_behavior(
     if max_seconds <= 0:
         raise ValueError("max_seconds must be positive")
     if not crosshair_available():
-        return DiffResult(DiffOutcome.UNAVAILABLE, old, new, (), "crosshair is not installed")
+        missing = "crosshair is not installed: pip install 'practice-loop[test]'"
+        return DiffResult(DiffOutcome.UNAVAILABLE, old, new, (), missing)
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     env["PYTHONPATH"] = os.pathsep.join(
         [str(path) for path in search_path] + [p for p in [env.get("PYTHONPATH", "")] if p]
