@@ -9,6 +9,7 @@ reviewers, not for a user of the loop.
 - ``policy_file`` and ``prove_policy``: ``practice-loop prove-policy``;
 - ``examples``: hand-built frames the golden vectors and the tests start from.
 - ``report_context``: the commit and tool versions every report names;
+- ``hypothesis_internals``: the only module that names a private part of Hypothesis;
 - ``hypothesis_hook``: Hypothesis's entry point, standard library only (it registers the
   record strategies once the kernel is imported).
 - ``vectors`` (``practice-loop vectors``): the golden vectors shipped in ``data/vectors/``,

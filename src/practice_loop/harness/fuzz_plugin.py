@@ -29,26 +29,29 @@ import random
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
 import hypothesis
 import pytest
-from hypothesis import is_hypothesis_test, settings
-from hypothesis.statistics import collector
+from hypothesis import settings
 
 from .fuzz_database import DatabaseError, database_from_environment
 from .fuzz_report import failures_from_notes
+from .hypothesis_internals import (
+    SEARCH_PHASES,
+    found_in,
+    own_seed,
+    phase_counts,
+    reproducing,
+    seeded,
+    statistics_to,
+    target_of,
+)
 
 PLUGIN_NAME = "practice_loop.fuzz_recorder"
 RECORD_SUFFIX = ".jsonl"
 HANG_SUFFIX = ".hang"
-# The phases whose test cases count as examples run; shrinking and explaining only re-run
-# variations of a failure already found.
-SEARCH_PHASES = ("explicit", "reuse", "generate", "target")
-ALL_PHASES = (*SEARCH_PHASES, "shrink", "explain")
-_NOT_SET = object()
 _fresh_seeds = random.SystemRandom()
 
 
@@ -135,27 +138,7 @@ def _load_round_profile(max_examples: int | None, *, campaign: bool) -> None:
 
 
 def _hypothesis_target(item: pytest.Item) -> Any:
-    """What carries ``@seed``/``@reproduce_failure`` for this test: the ``@given`` function,
-    or the state machine class behind a ``RuleBasedStateMachine.TestCase``."""
-    obj = getattr(item, "obj", None)
-    function = getattr(obj, "__func__", obj)
-    machine = getattr(function, "_hypothesis_state_machine_class", None)
-    if machine is not None:
-        return machine
-    return function if function is not None and is_hypothesis_test(function) else None
-
-
-@contextmanager
-def _attribute_set(target: Any, name: str, value: object) -> Iterator[None]:
-    previous = vars(target).get(name, _NOT_SET)
-    setattr(target, name, value)
-    try:
-        yield
-    finally:
-        if previous is _NOT_SET:
-            delattr(target, name)
-        else:
-            setattr(target, name, previous)
+    return target_of(getattr(item, "obj", None))
 
 
 def _worker_name() -> str:
@@ -175,36 +158,6 @@ def _is_database_fault(error: BaseException) -> bool:
     if redis_exceptions is None:
         return False
     return any(isinstance(e, redis_exceptions.RedisError) for e in _exceptions_in(error))
-
-
-def _phase_counts(statistics: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
-    counts: dict[str, dict[str, int]] = {}
-    for stats in statistics:
-        for phase in ALL_PHASES:
-            cases = stats.get(f"{phase}-phase", {}).get("test-cases", [])
-            if not cases:
-                continue
-            phase_counts = counts.setdefault(phase, {"valid": 0, "invalid": 0, "failing": 0})
-            for case in cases:
-                status = case.get("status")
-                key = (
-                    "valid"
-                    if status == "valid"
-                    else "failing"
-                    if status == "interesting"
-                    else "invalid"
-                )
-                phase_counts[key] += 1
-    return counts
-
-
-def _found_in(statistics: list[dict[str, Any]]) -> str | None:
-    """The first phase that found a failure: ``reuse`` means replayed from the database."""
-    for stats in statistics:
-        for phase in SEARCH_PHASES:
-            if stats.get(f"{phase}-phase", {}).get("distinct-failures", 0):
-                return phase
-    return None
 
 
 class FuzzRecorder:
@@ -302,7 +255,7 @@ class FuzzRecorder:
                 faulthandler.cancel_dump_traceback_later()
         # Only a test that ran to its end gets a finish line: one interrupted (Ctrl-C, or the
         # campaign ending its round) counts as cut off, never as passed.
-        phases = _phase_counts(self._statistics)
+        phases = phase_counts(self._statistics)
         self._write(
             {
                 "event": "finish",
@@ -314,7 +267,7 @@ class FuzzRecorder:
                 "seed": self._seed,
                 "examples": sum(sum(phases.get(phase, {}).values()) for phase in SEARCH_PHASES),
                 "phases": phases,
-                "found_in": _found_in(self._statistics),
+                "found_in": found_in(self._statistics),
                 "failures": self._failures,
                 "error": self._error,
                 "database_fault": self._database_fault,
@@ -328,23 +281,14 @@ class FuzzRecorder:
         target = _hypothesis_target(item)
         if target is None:
             return (yield)
-        outer = collector.value
-
-        def note_statistics(stats: dict[str, Any]) -> None:
-            self._statistics.append(dict(stats))
-            if outer is not None:
-                outer(stats)
-
-        with collector.with_value(note_statistics):
+        with statistics_to(self._statistics.append):
             if self.reproduce is not None:
-                with _attribute_set(
-                    target, "_hypothesis_internal_use_reproduce_failure", self.reproduce
-                ):
+                with reproducing(target, self.reproduce):
                     return (yield)
             seed = self._seed if self.record_dir is not None else self._seed_for(item)
-            if seed is None or seed == getattr(target, "_hypothesis_internal_use_seed", None):
+            if seed is None or seed == own_seed(target):
                 return (yield)
-            with _attribute_set(target, "_hypothesis_internal_use_seed", seed):
+            with seeded(target, seed):
                 return (yield)
 
     def _seed_for(self, item: pytest.Item) -> int | None:
@@ -353,7 +297,7 @@ class FuzzRecorder:
         target = _hypothesis_target(item)
         if target is None:
             return None
-        own = getattr(target, "_hypothesis_internal_use_seed", None)
+        own = own_seed(target)
         if own is not None:
             return own
         if self.fixed_seed is not None:

@@ -1,0 +1,112 @@
+"""Every private name of Hypothesis the harness relies on, in one module (issue 18).
+
+The fuzz plugin seeds a test, replays one failure and counts examples per phase through
+attributes and a statistics format that Hypothesis does not publish. They are named only
+here; ``tests/cover/test_hypothesis_internals.py`` checks each against the installed
+Hypothesis through its public decorators, so a release that moves one fails that test by
+name instead of quietly changing what a campaign does. The floor and the pin are in
+``pyproject.toml`` and ``constraints/ci.txt``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from hypothesis import is_hypothesis_test
+from hypothesis.statistics import collector
+
+# What the public decorators write on a test: ``@seed(n)`` and ``@reproduce_failure(v, b)``.
+SEED_ATTRIBUTE = "_hypothesis_internal_use_seed"
+REPRODUCTION_ATTRIBUTE = "_hypothesis_internal_use_reproduce_failure"
+# What a ``RuleBasedStateMachine.TestCase``'s test method points back to its machine with.
+STATE_MACHINE_ATTRIBUTE = "_hypothesis_state_machine_class"
+# Phases whose test cases are examples run; shrinking and explaining re-run a known failure.
+SEARCH_PHASES = ("explicit", "reuse", "generate", "target")
+ALL_PHASES = (*SEARCH_PHASES, "shrink", "explain")
+_NOT_SET = object()
+
+
+def target_of(obj: Any) -> Any:
+    """What carries ``@seed``/``@reproduce_failure`` for a collected test object: the
+    ``@given`` function, or the state machine class behind a ``TestCase``; else ``None``."""
+    function = getattr(obj, "__func__", obj)
+    machine = getattr(function, STATE_MACHINE_ATTRIBUTE, None)
+    if machine is not None:
+        return machine
+    return function if function is not None and is_hypothesis_test(function) else None
+
+
+def own_seed(target: Any) -> int | None:
+    """The test's own ``@seed``, if it has one."""
+    return getattr(target, SEED_ATTRIBUTE, None)
+
+
+@contextmanager
+def _attribute_set(target: Any, name: str, value: object) -> Iterator[None]:
+    previous = vars(target).get(name, _NOT_SET)
+    setattr(target, name, value)
+    try:
+        yield
+    finally:
+        if previous is _NOT_SET:
+            delattr(target, name)
+        else:
+            setattr(target, name, previous)
+
+
+def seeded(target: Any, seed: int) -> Any:
+    """Run ``target`` as if decorated ``@seed(seed)``, for the block only."""
+    return _attribute_set(target, SEED_ATTRIBUTE, seed)
+
+
+def reproducing(target: Any, reproduction: tuple[str, str]) -> Any:
+    """Run ``target`` as if decorated ``@reproduce_failure(version, blob)``, for the block."""
+    return _attribute_set(target, REPRODUCTION_ATTRIBUTE, reproduction)
+
+
+@contextmanager
+def statistics_to(callback: Callable[[dict[str, Any]], None]) -> Iterator[None]:
+    """Hand every test's statistics to ``callback`` inside the block, and to whatever
+    collector was there before (pytest's own ``--hypothesis-show-statistics``)."""
+    outer = collector.value
+
+    def both(stats: dict[str, Any]) -> None:
+        callback(dict(stats))
+        if outer is not None:
+            outer(stats)
+
+    with collector.with_value(both):
+        yield
+
+
+def phase_counts(statistics: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """Per phase, the test cases that were valid, invalid or failing."""
+    counts: dict[str, dict[str, int]] = {}
+    for stats in statistics:
+        for phase in ALL_PHASES:
+            cases = stats.get(f"{phase}-phase", {}).get("test-cases", [])
+            if not cases:
+                continue
+            phase_counts = counts.setdefault(phase, {"valid": 0, "invalid": 0, "failing": 0})
+            for case in cases:
+                status = case.get("status")
+                key = (
+                    "valid"
+                    if status == "valid"
+                    else "failing"
+                    if status == "interesting"
+                    else "invalid"
+                )
+                phase_counts[key] += 1
+    return counts
+
+
+def found_in(statistics: list[dict[str, Any]]) -> str | None:
+    """The first phase that found a failure: ``reuse`` means replayed from the database."""
+    for stats in statistics:
+        for phase in SEARCH_PHASES:
+            if stats.get(f"{phase}-phase", {}).get("distinct-failures", 0):
+                return phase
+    return None

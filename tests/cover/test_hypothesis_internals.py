@@ -1,0 +1,137 @@
+"""The private names of Hypothesis the fuzz plugin relies on (issue 18), each checked against
+the installed release through Hypothesis's public API: when a release moves one, these fail
+by name (``practice_loop/harness/hypothesis_internals.py`` is the one place to change)."""
+
+from __future__ import annotations
+
+import hypothesis
+import pytest
+from hypothesis import given, reproduce_failure, seed, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, rule
+
+from practice_loop.harness import hypothesis_internals as internals
+
+QUIET = settings(database=None, deadline=None, max_examples=20, derandomize=False)
+
+
+def _drawn_under(seed_value: int | None) -> list[int]:
+    drawn: list[int] = []
+
+    @QUIET
+    @given(st.integers())
+    def probe(x: int) -> None:
+        drawn.append(x)
+
+    if seed_value is None:
+        probe()
+    else:
+        with internals.seeded(internals.target_of(probe), seed_value):
+            probe()
+    return drawn
+
+
+def test_the_seed_attribute_is_what_seed_writes_and_what_hypothesis_reads():
+    @seed(1234)
+    @given(st.integers())
+    def decorated(x: int) -> None:
+        pass
+
+    assert internals.own_seed(internals.target_of(decorated)) == 1234
+    # Hypothesis reads it: the same seed draws the same examples, another seed others.
+    assert _drawn_under(7) == _drawn_under(7)
+    assert _drawn_under(7) != _drawn_under(8)
+
+
+def test_seeding_for_a_block_leaves_the_test_as_it_was():
+    @given(st.integers())
+    def plain(x: int) -> None:
+        pass
+
+    @seed(5)
+    @given(st.integers())
+    def own(x: int) -> None:
+        pass
+
+    for test, before in ((plain, None), (own, 5)):
+        target = internals.target_of(test)
+        with internals.seeded(target, 99):
+            assert internals.own_seed(target) == 99
+        assert internals.own_seed(target) == before
+
+
+def test_the_reproduction_attribute_is_what_reproduce_failure_writes():
+    @reproduce_failure(hypothesis.__version__, "AAAA")
+    @given(st.integers())
+    def decorated(x: int) -> None:
+        pass
+
+    reproduction = (hypothesis.__version__, "AAAA")
+    assert getattr(decorated, internals.REPRODUCTION_ATTRIBUTE) == reproduction
+
+    @given(st.integers())
+    def plain(x: int) -> None:
+        pass
+
+    before = dict(vars(plain))
+    with internals.reproducing(internals.target_of(plain), reproduction):
+        assert getattr(plain, internals.REPRODUCTION_ATTRIBUTE) == reproduction
+    assert vars(plain) == before  # as it was, whether Hypothesis had set a default or not
+
+
+def test_a_state_machines_test_case_leads_back_to_its_machine():
+    class Machine(RuleBasedStateMachine):
+        @rule()
+        def step(self) -> None:
+            pass
+
+    assert internals.target_of(Machine.TestCase.runTest) is Machine
+    assert internals.target_of(lambda: None) is None  # not a Hypothesis test
+
+
+def test_statistics_are_collected_in_the_format_the_counts_read():
+    """Hypothesis's per-test statistics, as its collector hands them out: examples per phase
+    by status, and the phase that found a failure."""
+    collected: list[dict] = []
+
+    @QUIET
+    @given(st.integers(min_value=0, max_value=1000))
+    def passes(x: int) -> None:
+        pass
+
+    @settings(database=None, deadline=None, max_examples=200, derandomize=True)
+    @given(st.integers(min_value=0, max_value=1000))
+    def fails(x: int) -> None:
+        assert x < 10
+
+    with internals.statistics_to(collected.append):
+        passes()
+        with pytest.raises(AssertionError):
+            fails()
+    assert len(collected) == 2
+    counts = internals.phase_counts(collected[:1])
+    assert counts["generate"]["valid"] > 0 and counts["generate"]["failing"] == 0
+    assert internals.found_in(collected[:1]) is None
+    assert internals.phase_counts(collected[1:])["generate"]["failing"] >= 1
+    assert internals.found_in(collected[1:]) == "generate"
+
+
+def test_no_other_module_names_a_private_hypothesis_name():
+    """The adapter is the only place: no other module of the package or the strategies
+    spells a private attribute, imports ``hypothesis.internal`` or the statistics collector."""
+    from pathlib import Path
+
+    root = Path(internals.__file__).resolve().parents[3]
+    if not (root / "src").is_dir():
+        pytest.skip("needs a checkout: the package is installed, not under src/")
+    private = ("_hypothesis_internal", "_hypothesis_state_machine", "hypothesis.internal",
+               "hypothesis.statistics")  # fmt: skip
+    offenders = [
+        f"{path.relative_to(root)}: {name}"
+        for folder in (root / "src", root / "strategies")
+        for path in sorted(folder.rglob("*.py"))
+        if path.resolve() != Path(internals.__file__).resolve()
+        for name in private
+        if name in path.read_text(encoding="utf-8")
+    ]
+    assert not offenders, offenders
