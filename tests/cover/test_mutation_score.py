@@ -597,6 +597,45 @@ def test_a_reach_the_selection_cannot_trust_is_refused(tmp_path, tests, collecte
         )
 
 
+# A conftest whose session start is pytest's internal error (exit 3) on the first runs only.
+_INTERNAL_ERROR_CONFTEST = """import pathlib
+
+FAILURES = pathlib.Path(__file__).with_name("failures-left")
+
+
+def pytest_sessionstart(session):
+    left = int(FAILURES.read_text()) if FAILURES.exists() else 0
+    if left:
+        FAILURES.write_text(str(left - 1))
+        raise RuntimeError("pytest itself broke")
+"""
+
+
+@pytest.mark.obligation("LOCAL-0015/reach_selection")
+@pytest.mark.parametrize("internal_errors", [1, 2])
+def test_pytests_own_internal_error_is_run_again_once(tmp_path, internal_errors):
+    """Exit 3 is pytest's fault, not the tests' (pytest-xdist can lose a worker): the
+    measuring run is made again once. A second one is refused like a failing test, naming
+    the log that holds both runs' whole output."""
+    others = {
+        "conftest.py": _INTERNAL_ERROR_CONFTEST,
+        "failures-left": str(internal_errors),
+    }
+    worker, collected = _reaching_project(tmp_path, others=others)
+    out = tmp_path / "out"
+    if internal_errors == 1:
+        reach = ms.measure_reach(
+            worker, [_OWN], jobs=1, out=out, collected=collected, packages=()
+        )
+        assert reach.tests["src/practice_loop/kernel/m.py"][6] == {f"{_OWN}::test_large"}
+    else:
+        with pytest.raises(CopyError, match="exit 3; the whole output is in"):
+            ms.measure_reach(worker, [_OWN], jobs=1, out=out, collected=collected, packages=())
+    log = (out / ms.REACH_LOG).read_text(encoding="utf-8")
+    assert log.count("RuntimeError: pytest itself broke") == internal_errors
+    assert "run again after pytest's internal error" in log
+
+
 # --------------------------------------------------------------------------------------------
 # The score and the report
 

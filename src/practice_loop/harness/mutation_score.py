@@ -64,6 +64,8 @@ SESSION = "session.sqlite"
 SCORE_JSON = "score.json"
 SCORE_MARKDOWN = "score.md"
 REACH_DATA = "reach.sqlite"  # coverage's data of the selection run, kept for inspection
+REACH_LOG = "reach.log"  # and pytest's whole output of it
+PYTEST_INTERNAL_ERROR = 3  # pytest.ExitCode.INTERNAL_ERROR
 # Imported whole before the first test module (reach_plugin's --reach-import): the helpers the
 # tests share, so a test module's import is charged to that module alone (docs/adr/0015).
 SHARED_PACKAGES = ("practice_loop", "practice_strategies")
@@ -606,6 +608,7 @@ def measure_reach(
     test. A line that only test modules' imports run is charged to their tests;
     one run by the global imports, or by a test module that brings in a helper of the
     checkout, is at import (every test may read what it built)."""
+    out.mkdir(parents=True, exist_ok=True)
     data_file = out / REACH_DATA
     data_file.unlink(missing_ok=True)
     record = worker.copy / ".reach.json"
@@ -631,14 +634,26 @@ def measure_reach(
         *tests,
     ]
     environment = worker.environment | {"COVERAGE_FILE": str(data_file.resolve())}
+    log = out / REACH_LOG
     start = time.monotonic()
     returncode, output = _run_in_session(command, worker.copy, environment, worker.timeout)
+    if returncode == PYTEST_INTERNAL_ERROR:
+        # pytest's own fault, not a verdict on the tests (pytest-xdist can lose track of a
+        # worker, pytest-dev/pytest-xdist#714): the run is made once more, and a second
+        # internal error is refused like any other failure.
+        data_file.unlink(missing_ok=True)
+        for stale in worker.copy.glob(".reach.json*"):
+            stale.unlink()
+        first = output
+        returncode, output = _run_in_session(command, worker.copy, environment, worker.timeout)
+        output = f"{first}\n--- run again after pytest's internal error ---\n{output}"
     seconds = time.monotonic() - start
+    log.write_text(output, encoding="utf-8")
     if returncode != 0:
         status = "timed out" if returncode is None else f"exit {returncode}"
         raise CopyError(
-            f"the kernel's tests do not pass unmutated under coverage ({status}):\n"
-            f"{mutants.tail_of(output)}"
+            f"the kernel's tests do not pass unmutated under coverage ({status}; the whole "
+            f"output is in {log}):\n{mutants.tail_of(output)}"
         )
     from .reach_plugin import IMPORT_PHASE  # needs pytest, as the measuring run does
 
