@@ -610,7 +610,8 @@ def measure_reach(
     checkout, is at import (every test may read what it built)."""
     out.mkdir(parents=True, exist_ok=True)
     data_file = out / REACH_DATA
-    data_file.unlink(missing_ok=True)
+    for stale in out.glob(f"{REACH_DATA}*"):  # the combined data and any worker's leftovers
+        stale.unlink()
     record = worker.copy / ".reach.json"
     for stale in worker.copy.glob(".reach.json*"):
         stale.unlink()
@@ -629,6 +630,10 @@ def measure_reach(
         *(f"--reach-import={package}" for package in packages),
         f"--cov={kernel}",
         "--cov-context=test",
+        # Never erase at start (the old data is removed above): under pytest-xdist the
+        # controller's erase can remove a worker's data file that a test module's import
+        # already wrote to, and that worker's tests then fail ("no such table: context").
+        "--cov-append",
         "--cov-report=",
         *(["-n", str(jobs)] if jobs > 1 else []),
         *tests,
@@ -641,8 +646,7 @@ def measure_reach(
         # pytest's own fault, not a verdict on the tests (pytest-xdist can lose track of a
         # worker, pytest-dev/pytest-xdist#714): the run is made once more, and a second
         # internal error is refused like any other failure.
-        data_file.unlink(missing_ok=True)
-        for stale in worker.copy.glob(".reach.json*"):
+        for stale in [*out.glob(f"{REACH_DATA}*"), *worker.copy.glob(".reach.json*")]:
             stale.unlink()
         first = output
         returncode, output = _run_in_session(command, worker.copy, environment, worker.timeout)
