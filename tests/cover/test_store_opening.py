@@ -173,6 +173,43 @@ def test_the_writer_creates_a_store_whole_and_only_where_nothing_is(tmp_path):
         assert store.count("traces") == 0
 
 
+@pytest.mark.obligation("LOCAL-0012/never_conjured", "LOCAL-0012/at_rest_one_file")
+def test_a_creation_killed_mid_transaction_leaves_nothing_after_the_next_writer(tmp_path):
+    """docs/adr/0012 ("a kill leaves no half-made file"): a writer killed inside the creating
+    transaction leaves its store built aside together with that file's ``-wal`` and ``-shm``
+    (the store is born in WAL mode); the next writer removes all three, not the store alone."""
+    import sys
+
+    path = tmp_path / "new.sqlite"
+    program = f"""
+import os, signal
+from pathlib import Path
+from practice_loop.product import store
+
+class KilledAfterTheFirstTable(dict):
+    def values(self):
+        for index, sql in enumerate(super().values()):
+            if index == 1:
+                os.kill(os.getpid(), signal.SIGKILL)
+            yield sql
+
+store._TABLES = KilledAfterTheFirstTable(store._TABLES)
+store.TraceStore(Path({str(path)!r}))
+"""
+    killed = subprocess.run([sys.executable, "-c", program], check=False, capture_output=True)
+    assert killed.returncode == -9, killed.stderr
+    aside = f".new.sqlite.creating-{_the_only_pid(tmp_path)}"
+    assert sorted(os.listdir(tmp_path)) == [aside, f"{aside}-shm", f"{aside}-wal"]
+    with TraceStore(path) as store:
+        assert store.count("cases") == 0
+    assert sorted(os.listdir(tmp_path)) == ["new.sqlite"]
+
+
+def _the_only_pid(directory: Path) -> str:
+    (name,) = {entry.split("creating-")[1].split("-")[0] for entry in os.listdir(directory)}
+    return name
+
+
 @pytest.mark.obligation("LOCAL-0012/inspected")
 def test_a_locked_store_says_so_with_its_wait(tmp_path):
     """docs/adr/0012: a store another process is writing is ``locked``, naming the wait."""

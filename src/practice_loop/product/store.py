@@ -257,7 +257,7 @@ def _create_store(path: Path, wait: float) -> None:
     store or a complete one, and a store that appeared meanwhile is left as it is."""
     _remove_abandoned_creations(path)
     aside = path.with_name(f".{path.name}.creating-{os.getpid()}")
-    for leftover in (aside, Path(f"{aside}-journal")):
+    for leftover in _with_side_files(aside):
         leftover.unlink(missing_ok=True)
     try:
         db = sqlite3.connect(aside, timeout=wait, isolation_level=None)
@@ -285,16 +285,28 @@ def _create_store(path: Path, wait: float) -> None:
         problem = StoreProblem.READ_ONLY if error.errno in (1, 13, 30) else StoreProblem.UNUSABLE
         raise StoreError(problem, path, error.strerror or str(error)) from None
     finally:
-        aside.unlink(missing_ok=True)
+        for leftover in _with_side_files(aside):
+            leftover.unlink(missing_ok=True)
+
+
+# The files SQLite keeps beside a database: a WAL-mode file has its ``-wal`` and ``-shm`` while
+# a connection is open (a kill leaves them), and ``-journal`` is a rollback journal's.
+_SIDE_FILE_SUFFIXES = ("-wal", "-shm", "-journal")
+
+
+def _with_side_files(database: Path) -> tuple[Path, ...]:
+    return (database, *(Path(f"{database}{suffix}") for suffix in _SIDE_FILE_SUFFIXES))
 
 
 def _remove_abandoned_creations(path: Path) -> None:
-    """Remove the half-built stores of writers killed while creating ``path`` (each named by
-    its process id; a process that still exists keeps its own)."""
+    """Remove the half-built stores of writers killed while creating ``path``, side files
+    included (each named by its process id; a process that still exists keeps its own)."""
     prefix = f".{path.name}.creating-"
     with contextlib.suppress(OSError):
         for leftover in path.parent.iterdir():
-            pid = leftover.name.removeprefix(prefix).removesuffix("-journal")
+            pid = leftover.name.removeprefix(prefix)
+            for suffix in _SIDE_FILE_SUFFIXES:
+                pid = pid.removesuffix(suffix)
             if not leftover.name.startswith(prefix) or not pid.isdigit():
                 continue
             try:
