@@ -285,7 +285,6 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
             help=summary,
             description=description,
             epilog=EXIT_CODES_HELP,
-            formatter_class=argparse.ArgumentDefaultsHelpFormatter,
         )
 
     run = command_parser(

@@ -439,6 +439,8 @@ def test_every_command_says_what_it_does_its_defaults_and_its_exit_statuses(name
     unshown = [a.option_strings for a in _options(command)
                if a.default not in quiet and "default" not in (a.help or "")]  # fmt: skip
     assert not unshown, unshown
+    shown_twice = re.findall(r"\(default[^()]*\)\s*\(default[^()]*\)", command.format_help())
+    assert not shown_twice, shown_twice
 
 
 def test_one_vocabulary_for_parallelism_and_time_bounds():

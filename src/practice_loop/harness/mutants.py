@@ -871,7 +871,6 @@ def add_subcommand(subparsers: Any) -> argparse.ArgumentParser:
         "tests naming its obligations and then, if it survives, the whole suite; write the "
         "kill matrix. Exit status: 0 every mutant killed; 1 a mutant survived, is stale, "
         "invalid or unconfirmed; 2 a usage error; 130 interrupted.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     parser.add_argument(
         "--obligation",

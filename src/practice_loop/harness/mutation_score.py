@@ -1066,7 +1066,6 @@ def add_subcommand(subparsers: Any) -> argparse.ArgumentParser:
         "unmutated run under coverage says which), and write the score and every survivor. "
         "Exit status: 0 the score is at least --min-score; 1 it is lower, an equivalents entry "
         "is stale, or a copy's tests fail unmutated; 2 a usage error; 130 interrupted.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     parser.add_argument(
         "--sample", type=int, metavar="N", help="judge N candidates, drawn with --seed"
