@@ -40,6 +40,7 @@ from practice_loop.harness.fuzz_database import (
 from practice_loop.harness.fuzz_report import (
     CampaignReport,
     FailureExample,
+    FailureSource,
     LaneStatus,
     LaneSummary,
     RecordError,
@@ -352,6 +353,66 @@ def test_failures_are_read_in_the_test_case_wording(machine_heading):
     ]
 
 
+OBSERVED = """\
+from hypothesis import example, given, settings, strategies as st
+
+
+@settings(database=None)
+@given(st.integers())
+def test_two_bugs(x):
+    if x > 10:
+        raise ValueError(x)
+    if x < -10:
+        raise KeyError(x)
+
+
+@settings(database=None)
+@example(5)
+@given(st.integers())
+def test_explicit(x):
+    assert x != 5
+"""
+
+
+def _finish_records(cwd: Path, *paths: str) -> dict[str, dict]:
+    """One recorded round of the fuzz plugin over ``paths``: each test's finish record."""
+    command = [sys.executable, "-m", "pytest", "-p", "practice_loop.harness.fuzz_plugin",
+               "--fuzz-record", "records", "--fuzz-round", "1", "--hypothesis-profile",
+               "default", "-p", "no:cacheprovider", "-q", *paths]  # fmt: skip
+    done = subprocess.run(command, cwd=cwd, env=_environment(), capture_output=True, text=True)
+    assert done.returncode == 1, done.stdout[-3000:]
+    lines = [json.loads(line) for path in sorted((cwd / "records").glob("*.jsonl"))
+             for line in path.read_text().splitlines()]  # fmt: skip
+    return {r["nodeid"].split("::")[-1]: r for r in lines if r["event"] == "finish"}
+
+
+def test_failures_are_recorded_from_hypothesis_observations(tmp_path):
+    """Issue 18: each minimal failing test case is recorded from Hypothesis's observation of
+    it (two distinct failures of one property, a state machine's steps), with the blob that
+    replays it; only a failing explicit example, which Hypothesis observes as given up, is
+    read from the exception's notes, and the record says which source it used."""
+    import hypothesis
+
+    (tmp_path / "test_observed.py").write_text(OBSERVED)
+    (tmp_path / "test_machine.py").write_text(MACHINE)
+    finished = _finish_records(tmp_path, "test_observed.py", "test_machine.py")
+    two, machine, explicit = (finished[n] for n in ("test_two_bugs", "runTest", "test_explicit"))
+    assert two["failures_from"] == machine["failures_from"] == "observability"
+    assert sorted(f["example"] for f in two["failures"]) == [
+        "test_two_bugs(\n    x=-11,\n)",
+        "test_two_bugs(\n    x=11,\n)",
+    ]
+    (steps,) = machine["failures"]
+    assert steps["example"].startswith("state = Counter()\n")
+    assert steps["example"].endswith("\nstate.teardown()")
+    for failure in [*two["failures"], steps]:
+        assert failure["version"] == hypothesis.__version__ and failure["blob"], failure
+    assert explicit["failures_from"] == "notes"
+    assert explicit["failures"] == [
+        {"example": "test_explicit(\n    x=5,\n)", "version": None, "blob": None}
+    ]
+
+
 def _records(folder: Path, stem: str, *records: dict, tail: str = "") -> None:
     folder.mkdir(parents=True, exist_ok=True)
     lines = "".join(json.dumps(r) + "\n" for r in records)
@@ -393,6 +454,20 @@ def test_a_test_that_never_finished_is_never_passed(tmp_path):
     assert refused.value.reason is RecordRefusal.MALFORMED_LINE
 
 
+def test_a_finish_record_names_where_its_failures_were_read(tmp_path):
+    """Issue 18: ``failures_from`` is read into the run; a source the plugin never writes is
+    a malformed line, not a guess."""
+    finish = {"event": "finish", "nodeid": "t.py::p", "outcome": "failed", "round": 1,
+              "failures": [{"example": "p(x=1)", "version": None, "blob": None}]}  # fmt: skip
+    _records(tmp_path / "good", "gw0-1", {**finish, "failures_from": "notes"})
+    (run,) = read_round(tmp_path / "good", 1, stopped=True)
+    assert run.failures_from is FailureSource.NOTES and run.failures[0].example == "p(x=1)"
+    _records(tmp_path / "bad", "gw0-1", {**finish, "failures_from": "stdout"})
+    with pytest.raises(RecordError) as refused:
+        read_round(tmp_path / "bad", 1, stopped=True)
+    assert refused.value.reason is RecordRefusal.MALFORMED_LINE and "stdout" in str(refused.value)
+
+
 def _report(runs: tuple[TestRun, ...]) -> CampaignReport:
     return CampaignReport(
         profile="nightly", workers=2, cores=2, budget_seconds=60, elapsed_seconds=59.5,
@@ -410,9 +485,10 @@ def test_reports_name_every_finding_with_its_reproduction(tmp_path):
     """Issue 7: JSON (per test: examples, seed, minimal example, reproduction command),
     Markdown and JUnit XML agree; a repeated failure is one finding over its rounds."""
     failure = FailureExample("test_p(\n    x=100,\n)", "6.155.2", "AAAB")
+    found = dict(failures=(failure,), failures_from=FailureSource.OBSERVABILITY, error="E")
     runs = (
-        TestRun("t.py::test_p", 1, RunOutcome.FAILED, 1.0, 40, 11, "generate", (failure,), "E"),
-        TestRun("t.py::test_p", 2, RunOutcome.FAILED, 0.5, 1, 12, "reuse", (failure,), "E"),
+        TestRun("t.py::test_p", 1, RunOutcome.FAILED, 1.0, 40, 11, "generate", **found),
+        TestRun("t.py::test_p", 2, RunOutcome.FAILED, 0.5, 1, 12, "reuse", **found),
         TestRun("t.py::test_h", 1, RunOutcome.HUNG, seed=13, stacks="Timeout (0:00:30)!"),
         TestRun("t.py::test_f", 1, RunOutcome.PASSED, 2.0, 50, 14),
         TestRun("t.py::test_c", 2, RunOutcome.CUT_OFF, seed=15),
@@ -425,6 +501,7 @@ def test_reports_name_every_finding_with_its_reproduction(tmp_path):
     tests = {t["nodeid"]: t for t in data["tests"]}
     (planted,) = tests["t.py::test_p"]["failures"]
     assert planted["rounds"] == [1, 2] and planted["seed"] == 11
+    assert planted["examples_from"] == "observability"
     (example,) = planted["examples"]
     assert example["minimal_example"] == failure.example
     assert example["command"] == (

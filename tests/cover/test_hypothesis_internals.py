@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import hypothesis
 import pytest
-from hypothesis import given, reproduce_failure, seed, settings
+from hypothesis import example, given, reproduce_failure, seed, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, rule
 
 from practice_loop.harness import hypothesis_internals as internals
+from practice_loop.harness.fuzz_report import failure_from_observation
 
 QUIET = settings(database=None, deadline=None, max_examples=20, derandomize=False)
 
@@ -114,6 +115,77 @@ def test_statistics_are_collected_in_the_format_the_counts_read():
     assert internals.found_in(collected[:1]) is None
     assert internals.phase_counts(collected[1:])["generate"]["failing"] >= 1
     assert internals.found_in(collected[1:]) == "generate"
+
+
+def test_each_minimal_failing_test_case_is_observed_with_the_decorator_that_replays_it():
+    """Hypothesis's observation of each minimal failing test case: its representation, in
+    one of the known wordings, and a ``@reproduce_failure`` decorator that replays it; a
+    failing explicit example is not one; the block leaves observability as it was."""
+    seen: list[tuple[str, str | None]] = []
+
+    @settings(database=None, deadline=None, max_examples=500, derandomize=True)
+    @given(st.integers())
+    def two_bugs(x: int) -> None:
+        if x > 10:
+            raise ValueError(x)
+        if x < -10:
+            raise KeyError(x)
+
+    @settings(database=None, deadline=None)
+    @example(5)
+    @given(st.integers())
+    def explicit(x: int) -> None:
+        assert x != 5
+
+    enabled = internals.observability.observability_enabled()
+    collects = internals.observability.OBSERVABILITY_COLLECT_COVERAGE
+    with internals.minimal_failures_to(lambda *observed: seen.append(observed)):
+        with pytest.raises(ExceptionGroup):
+            two_bugs()
+        with pytest.raises(AssertionError):
+            explicit()
+    assert internals.observability.observability_enabled() == enabled
+    assert internals.observability.OBSERVABILITY_COLLECT_COVERAGE == collects
+    assert sorted(text for text, _ in seen) == [
+        "two_bugs(\n    x=-11,\n)",
+        "two_bugs(\n    x=11,\n)",
+    ]
+    for text, decorator in seen:
+        failure = failure_from_observation(text, decorator)
+        assert failure.version == hypothesis.__version__ and failure.blob, decorator
+        replayed = reproduce_failure(failure.version, failure.blob.encode())(two_bugs)
+        with pytest.raises(ValueError if "x=11" in text else KeyError):
+            replayed()
+
+
+def test_observability_is_on_only_for_the_replay_after_the_search():
+    """The search runs unobserved (observing makes Hypothesis print every example); the
+    replay of the minimal failing test case is observed. A block serves one test: once a
+    search in it has ended, the rest of the block is observed."""
+    observed_calls: list[bool] = []
+
+    @settings(database=None, deadline=None, max_examples=50, derandomize=True)
+    @given(st.integers(min_value=0, max_value=1000))
+    def passes(x: int) -> None:
+        observed_calls.append(internals.observability.observability_enabled())
+
+    @settings(database=None, deadline=None, max_examples=50, derandomize=True)
+    @given(st.integers(min_value=0, max_value=1000))
+    def fails(x: int) -> None:
+        observed_calls.append(internals.observability.observability_enabled())
+        assert x < 10
+
+    if internals.observability.observability_enabled():
+        pytest.skip("observability is on for the whole run (HYPOTHESIS_EXPERIMENTAL_...)")
+    with internals.minimal_failures_to(lambda *_: None):  # one block per test, as a round's
+        passes()
+    assert len(observed_calls) == 50 and not any(observed_calls)
+    observed_calls.clear()
+    with internals.minimal_failures_to(lambda *_: None):
+        with pytest.raises(AssertionError):
+            fails()
+    assert observed_calls[-1] is True  # the replay
+    assert not any(observed_calls[:-1])  # the search and the shrink
 
 
 def test_no_other_module_names_a_private_hypothesis_name():

@@ -13,7 +13,9 @@ In a campaign round (``--fuzz-record=DIR``), in every process that runs tests:
   a crashed worker and replaces; the campaign reports the test as hung, never as passed;
 - appends one ``start`` line before and one ``finish`` line after each test to its own
   ``DIR/<worker>-<pid>.jsonl``: examples run per phase (Hypothesis's run statistics), the
-  outcome, and per failure the minimal example and the ``@reproduce_failure`` blob;
+  outcome, and per failure the minimal example and the ``@reproduce_failure`` blob, read
+  from Hypothesis's observation of each minimal failing test case (the failing exception's
+  notes only where there is none: a failing explicit example), with where they came from;
 - on the pytest-xdist controller, appends a ``crash`` line for each test whose worker died.
 
 ``--fuzz-reproduce=VERSION:BLOB`` replays one recorded failure exactly, as a temporary
@@ -22,6 +24,7 @@ In a campaign round (``--fuzz-record=DIR``), in every process that runs tests:
 
 from __future__ import annotations
 
+import contextlib
 import faulthandler
 import json
 import os
@@ -37,10 +40,16 @@ import pytest
 from hypothesis import settings
 
 from .fuzz_database import DatabaseError, database_from_environment
-from .fuzz_report import failures_from_notes
+from .fuzz_report import (
+    FailureExample,
+    FailureSource,
+    failure_from_observation,
+    failures_from_notes,
+)
 from .hypothesis_internals import (
     SEARCH_PHASES,
     found_in,
+    minimal_failures_to,
     own_seed,
     phase_counts,
     reproducing,
@@ -181,7 +190,9 @@ class FuzzRecorder:
         self._records: IO[str] | None = None
         self._hang: IO[str] | None = None
         self._statistics: list[dict[str, Any]] = []
-        self._failures: list[dict[str, str | None]] = []
+        self._observed: list[FailureExample] = []
+        self._failures: list[FailureExample] = []
+        self._failures_from: FailureSource | None = None
         self._outcome = "passed"
         self._error: str | None = None
         self._database_fault = False
@@ -233,7 +244,8 @@ class FuzzRecorder:
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None):
         if self.record_dir is None:
             return (yield)
-        self._statistics, self._failures = [], []
+        self._statistics, self._observed, self._failures = [], [], []
+        self._failures_from = None
         self._outcome, self._error, self._database_fault = "passed", None, False
         self._seed = self._seed_for(item)
         self._write(
@@ -268,7 +280,8 @@ class FuzzRecorder:
                 "examples": sum(sum(phases.get(phase, {}).values()) for phase in SEARCH_PHASES),
                 "phases": phases,
                 "found_in": found_in(self._statistics),
-                "failures": self._failures,
+                "failures": [failure.to_json() for failure in self._failures],
+                "failures_from": None if self._failures_from is None else self._failures_from.value,
                 "error": self._error,
                 "database_fault": self._database_fault,
                 "hypothesis": hypothesis.__version__,
@@ -281,7 +294,10 @@ class FuzzRecorder:
         target = _hypothesis_target(item)
         if target is None:
             return (yield)
-        with statistics_to(self._statistics.append):
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(statistics_to(self._statistics.append))
+            if self.record_dir is not None:
+                stack.enter_context(minimal_failures_to(self._observe))
             if self.reproduce is not None:
                 with reproducing(target, self.reproduce):
                     return (yield)
@@ -290,6 +306,9 @@ class FuzzRecorder:
                 return (yield)
             with seeded(target, seed):
                 return (yield)
+
+    def _observe(self, representation: str, decorator: str | None) -> None:
+        self._observed.append(failure_from_observation(representation, decorator))
 
     def _seed_for(self, item: pytest.Item) -> int | None:
         """The test's own ``@seed`` if it has one, else ``--fuzz-seed``, else (in a round) a
@@ -316,11 +335,13 @@ class FuzzRecorder:
             return report
         self._database_fault = self._database_fault or _is_database_fault(error)
         self._error = f"{type(error).__name__}: {error}"[:2000]
+        if self._observed:
+            self._failures, self._failures_from = self._observed, FailureSource.OBSERVABILITY
+            return report
         for inner in _exceptions_in(error):
-            self._failures.extend(
-                failure.to_json()
-                for failure in failures_from_notes(getattr(inner, "__notes__", ()))
-            )
+            self._failures.extend(failures_from_notes(getattr(inner, "__notes__", ())))
+        if self._failures:
+            self._failures_from = FailureSource.NOTES
         return report
 
     # -- the controller --------------------------------------------------------------------

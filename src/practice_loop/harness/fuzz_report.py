@@ -29,10 +29,11 @@ REPORT_MARKDOWN = "fuzz-report.md"
 REPORT_JUNIT = "fuzz-junit.xml"
 REGRESSIONS_DIR = "regressions"
 
-# The heading of the note that carries a failing example. The exception's notes are the
-# public, user-visible carrier (Hypothesis's observability hooks are still internal), so every
-# wording is read: "Falsifying [explicit] example" up to 6.158; from 6.159 (the "test case"
-# terminology) "Failing test case" and "Failing explicit example".
+# The heading of the note that carries a failing example. A failure is read from Hypothesis's
+# observations (``failure_from_observation``); the exception's notes are the fallback, for a
+# failing explicit example (observed as given up) and for a release whose observations have
+# moved. Every wording is read: "Falsifying [explicit] example" up to 6.158; from 6.159 (the
+# "test case" terminology) "Failing test case" and "Failing explicit example".
 _FAILING_HEADING = re.compile(
     r"\A(?:Falsifying (?:explicit )?example|Failing (?:test case|explicit example)):[ \t]*\n?"
 )
@@ -144,6 +145,22 @@ class FailureExample:
         return {"example": self.example, "version": self.version, "blob": self.blob}
 
 
+class FailureSource(enum.Enum):
+    """Where a test's recorded failures were read."""
+
+    OBSERVABILITY = "observability"  # Hypothesis's observation of each minimal failing case
+    NOTES = "notes"  # the fallback: the failing exception's notes
+
+
+def failure_from_observation(representation: str, decorator: str | None) -> FailureExample:
+    """One minimal failing test case as Hypothesis observed it: its representation (a
+    state machine's steps, one per line) and its ``@reproduce_failure`` decorator."""
+    blob = _BLOB.fullmatch(decorator or "")
+    if blob is None:
+        return FailureExample(representation)
+    return FailureExample(representation, blob["version"], blob["blob"])
+
+
 def failures_from_notes(notes: Iterable[object]) -> list[FailureExample]:
     """The failing examples in one exception's ``__notes__``: each failing example's heading
     (``Falsifying example`` or, from Hypothesis 6.159, ``Failing test case``) with the
@@ -202,11 +219,16 @@ class TestRun:
     seed: int | None = None
     found_in: str | None = None
     failures: tuple[FailureExample, ...] = ()
+    failures_from: FailureSource | None = None
     error: str | None = None
     stacks: str | None = None  # the hard timeout's dump of every thread
 
     def __post_init__(self) -> None:
         _require(type(self.outcome) is RunOutcome, f"outcome {self.outcome!r}")
+        _require(
+            self.failures_from is None or type(self.failures_from) is FailureSource,
+            f"failures_from {self.failures_from!r}",
+        )
         _require(bool(self.nodeid) and self.round >= 1, "a run names its test and round")
         _require(self.examples >= 0 and self.seconds >= 0, "counts are never negative")
 
@@ -220,6 +242,7 @@ class TestRun:
             "seed": self.seed,
             "found_in": self.found_in,
             "failures": [failure.to_json() for failure in self.failures],
+            "failures_from": None if self.failures_from is None else self.failures_from.value,
             "error": self.error,
             "stacks": self.stacks,
         }
@@ -299,6 +322,9 @@ def _finished_run(record: dict[str, Any], round_number: int) -> TestRun:
         FailureExample(f["example"], f.get("version"), f.get("blob"))
         for f in record.get("failures", [])
     )
+    source = record.get("failures_from")
+    if source is not None and source not in {member.value for member in FailureSource}:
+        raise RecordError(RecordRefusal.MALFORMED_LINE, f"failures_from {source!r}")
     return TestRun(
         nodeid=str(record["nodeid"]),
         round=round_number,
@@ -308,6 +334,7 @@ def _finished_run(record: dict[str, Any], round_number: int) -> TestRun:
         seed=record.get("seed"),
         found_in=record.get("found_in"),
         failures=failures,
+        failures_from=None if source is None else FailureSource(source),
         error=record.get("error"),
     )
 
@@ -481,6 +508,7 @@ class CampaignReport:
             "error": run.error,
             "stacks": run.stacks,
             "examples": examples,
+            "examples_from": None if run.failures_from is None else run.failures_from.value,
             "rerun_command": rerun_command(
                 run.nodeid,
                 self.profile,

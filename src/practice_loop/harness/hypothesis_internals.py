@@ -1,11 +1,13 @@
 """Every private name of Hypothesis the harness relies on, in one module (issue 18).
 
 The fuzz plugin seeds a test, replays one failure and counts examples per phase through
-attributes and a statistics format that Hypothesis does not publish. They are named only
-here; ``tests/cover/test_hypothesis_internals.py`` checks each against the installed
-Hypothesis through its public decorators, so a release that moves one fails that test by
-name instead of quietly changing what a campaign does. The floor and the pin are in
-``pyproject.toml`` and ``constraints/ci.txt``.
+attributes and a statistics format that Hypothesis does not publish, and reads each minimal
+failing test case from Hypothesis's observability callbacks (documented, but experimental
+and under ``hypothesis.internal``). They are named only here;
+``tests/cover/test_hypothesis_internals.py`` checks each against the installed Hypothesis
+through its public decorators, so a release that moves one fails that test by name instead
+of quietly changing what a campaign does. The floor and the pin are in ``pyproject.toml``,
+``constraints/floor.txt`` and ``constraints/ci.txt``.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from hypothesis import is_hypothesis_test
+from hypothesis.internal import observability
 from hypothesis.statistics import collector
 
 # What the public decorators write on a test: ``@seed(n)`` and ``@reproduce_failure(v, b)``.
@@ -26,6 +29,9 @@ STATE_MACHINE_ATTRIBUTE = "_hypothesis_state_machine_class"
 SEARCH_PHASES = ("explicit", "reuse", "generate", "target")
 ALL_PHASES = (*SEARCH_PHASES, "shrink", "explain")
 _NOT_SET = object()
+# How an observation names the final replay of a minimal failing test case: "example" up to
+# 6.158, "test case" from 6.159 (the release that renamed examples in its output).
+MINIMAL_FAILING_WORDINGS = ("minimal failing example", "minimal failing test case")
 
 
 def target_of(obj: Any) -> Any:
@@ -110,3 +116,46 @@ def found_in(statistics: list[dict[str, Any]]) -> str | None:
             if stats.get(f"{phase}-phase", {}).get("distinct-failures", 0):
                 return phase
     return None
+
+
+@contextmanager
+def minimal_failures_to(callback: Callable[[str, str | None], None]) -> Iterator[None]:
+    """Hand ``callback`` the representation and ``@reproduce_failure`` decorator of each
+    minimal failing test case Hypothesis reports inside the block, in this thread. A failing
+    explicit example is not one (Hypothesis observes it as given up).
+
+    While observability is on, Hypothesis prints every example's arguments: a fuzz round
+    would run half as many examples (``benchmarks/bench_observability.py``). So it is
+    switched on only when a test's search has ended, which is when Hypothesis hands out the
+    search's statistics, before it replays each minimal failing test case; from then on the
+    block is observed, so a block serves one test (the fuzz plugin opens one per test).
+    Observability's line coverage collection is off for the block: it would slow the replay
+    and fight pytest-cov."""
+
+    def observe(observation: Any) -> None:
+        if (
+            observation.type == "test_case"
+            and observation.status == "failed"
+            and observation.how_generated in MINIMAL_FAILING_WORDINGS
+        ):
+            callback(observation.representation, observation.metadata.reproduction_decorator)
+
+    observing: list[bool] = []
+    outer = collector.value
+
+    def search_ended(stats: dict[str, Any]) -> None:
+        if outer is not None:
+            outer(stats)
+        if not observing:
+            observability.add_observability_callback(observe)
+            observing.append(True)
+
+    collect_coverage = observability.OBSERVABILITY_COLLECT_COVERAGE
+    observability.OBSERVABILITY_COLLECT_COVERAGE = False
+    try:
+        with collector.with_value(search_ended):
+            yield
+    finally:
+        if observing:
+            observability.remove_observability_callback(observe)
+        observability.OBSERVABILITY_COLLECT_COVERAGE = collect_coverage
