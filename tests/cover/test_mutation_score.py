@@ -734,3 +734,116 @@ def test_every_mutant_is_written_back_into_cosmic_rays_session(tmp_path):
     assert results[equivalent.job_id].output == "equivalent: a reason"
     others = [results[site.job_id].output for site in sites[2:]]
     assert others and set(others) == {"not selected in this run"}
+
+
+# --------------------------------------------------------------------------------------------
+# An interrupted run, resumed
+
+
+def _committed_checkout(tmp_path: Path) -> Path:
+    """A git checkout of one kernel module, as ``practice-loop mutation-score`` runs in."""
+    import subprocess
+
+    root = _root(tmp_path / "checkout")
+    (root / "docs").mkdir()
+    (root / "docs" / "obligations.toml").write_text("", encoding="utf-8")
+    (root / ".gitignore").write_text("out/\n", encoding="utf-8")
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(root)]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "one module"], check=True)
+    return root
+
+
+class _FakeJudging:
+    """``judge_sites`` without pytest: every site killed, reported one at a time; the first
+    ``interrupt_after`` verdicts of a run, then Ctrl-C."""
+
+    def __init__(self, interrupt_after: int | None = None) -> None:
+        self.interrupt_after = interrupt_after
+        self.asked: list[Site] = []
+        self.earlier: list[Judged] = []
+
+    def __call__(self, root, sites, *, progress, earlier=(), **_):
+        self.asked, self.earlier = list(sites), list(earlier)
+        judged = []
+        for site in sites:
+            if self.interrupt_after is not None and len(judged) == self.interrupt_after:
+                raise KeyboardInterrupt
+            judged.append(Judged(site, Verdict.KILLED, Phase.MODULE_TESTS, 0.5, "t.py::k"))
+            progress(judged[-1])
+        return sorted([*earlier, *judged], key=lambda r: r.site.key), None
+
+
+def test_an_interrupted_run_resumes_from_its_journal_and_only_under_the_same_checkout(
+    tmp_path, monkeypatch, capsys
+):
+    """Issue 17: a run stopped part way keeps each verdict it reached; ``--resume`` judges
+    only the rest and scores them all; a journal of another commit, selection or a dirty tree
+    is refused, never carried over; a half-written last line is not a verdict."""
+    import subprocess
+
+    from practice_loop.cli import main
+
+    root = _committed_checkout(tmp_path)
+    monkeypatch.chdir(root)
+    out = root / "out"
+    command = ["mutation-score", "--out", str(out), "--min-score", "0"]
+    first = _FakeJudging(interrupt_after=2)
+    monkeypatch.setattr(ms, "judge_sites", first)
+    assert main(command) == 130
+    assert "the 2 verdicts reached are kept" in capsys.readouterr().err
+    assert not (out / ms.SCORE_JSON).exists()
+    every = first.asked
+    assert len(every) > 3
+    with (out / ms.JOURNAL).open("a") as journal:
+        journal.write('{"file": "src/prac')  # killed mid-write
+
+    second = _FakeJudging()
+    monkeypatch.setattr(ms, "judge_sites", second)
+    assert main([*command, "--resume"]) == 0
+    assert [r.site.key for r in second.earlier] == [site.key for site in every[:2]]
+    assert [site.key for site in second.asked] == [site.key for site in every[2:]]
+    report = json.loads((out / ms.SCORE_JSON).read_text())
+    assert report["totals"]["judged"] == len(every) and report["selection"]["resumed"] == 2
+    third = _FakeJudging()  # the resumed run's journal resumes too: nothing is left to judge
+    monkeypatch.setattr(ms, "judge_sites", third)
+    assert main([*command, "--resume"]) == 0
+    assert third.asked == [] and len(third.earlier) == len(every)
+    capsys.readouterr()
+
+    assert main([*command, "--resume", "--sample", "2"]) == 2  # another selection
+    assert "another selection" in capsys.readouterr().err
+    (root / "tests" / "cover").mkdir(parents=True)
+    (root / "tests" / "cover" / "test_m.py").write_text("def test_new():\n    pass\n")
+    assert main([*command, "--resume"]) == 2  # a tree the journal was not judged in
+    assert "needs a committed checkout" in capsys.readouterr().err
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(root)]
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "a test"], check=True)
+    assert main([*command, "--resume"]) == 2  # another commit
+    assert "another context" in capsys.readouterr().err
+    (out / ms.JOURNAL).unlink()
+    assert main([*command, "--resume"]) == 2
+    assert "there is no run to go on" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("tail", "problem"),
+    [
+        ('{"file": "elsewhere.py", "operator": "op", "occurrence": 0}\n', "is not a verdict"),
+        ("not json\n", "is not a verdict"),
+        (None, "a second time"),
+    ],
+)
+def test_a_journal_line_this_command_did_not_write_is_refused(tmp_path, tail, problem):
+    site = _site(1, 0, "x")
+    header = ms.journal_header([site], {"commit": "abc"}, {"sample": None})
+    verdict = Judged(site, Verdict.KILLED, Phase.MODULE_TESTS, 1.0, "t.py::k")
+    line = json.dumps(verdict.to_json()) + "\n"
+    journal = tmp_path / ms.JOURNAL
+    journal.write_text(json.dumps(header) + "\n" + line + (line if tail is None else tail))
+    with pytest.raises(UsageError, match=problem):
+        ms.resumed_results(journal, header, [site])
+    journal.write_text(json.dumps(header) + "\n" + line)
+    assert ms.resumed_results(journal, header, [site]) == [verdict]

@@ -21,6 +21,8 @@ killed, survived and unconfirmed.
 CI judges a seeded sample (``--sample N --seed S``); the nightly workflow judges every mutant,
 split into ``--shard K/N`` jobs, and ``--combine`` adds the shards' reports into one. The
 session is cosmic-ray's own database (``OUT/session.sqlite``), so ``cr-report`` reads it too.
+Each verdict is also appended to ``OUT/judged.jsonl`` as it comes in; ``--resume`` goes on
+from there after an interruption, under the same commit, tools and selection only.
 
 Exit status: 0 the score is at least ``--min-score``; 1 it is lower, an equivalents entry is
 stale (it matches no mutant), or a copy's tests fail unmutated; 2 a usage error (cosmic-ray
@@ -63,6 +65,8 @@ DEFAULT_OUT = Path("mutation-score")
 SESSION = "session.sqlite"
 SCORE_JSON = "score.json"
 SCORE_MARKDOWN = "score.md"
+JOURNAL = "judged.jsonl"  # each verdict as it comes in: what --resume goes on from
+JOURNAL_SCHEMA = "mutation_score.journal.v1"
 REACH_DATA = "reach.sqlite"  # coverage's data of the selection run, kept for inspection
 REACH_LOG = "reach.log"  # and pytest's whole output of it
 PYTEST_INTERNAL_ERROR = 3  # pytest.ExitCode.INTERNAL_ERROR
@@ -201,6 +205,19 @@ class Judged:
             "detail": self.detail,
             "diff": self.diff,
         }
+
+    @classmethod
+    def from_json(cls, entry: dict[str, Any], site: Site) -> Judged:
+        phase = entry["phase"]
+        return cls(
+            site,
+            Verdict(entry["status"]),
+            None if phase is None else Phase(phase),
+            float(entry["seconds"]),
+            entry["killed_by"],
+            str(entry["detail"]),
+            str(entry["diff"]),
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -798,12 +815,15 @@ def judge_sites(
     out: Path,
     every_test: bool = False,
     progress: Callable[[Judged], None] | None = None,
+    earlier: Sequence[Judged] = (),
 ) -> tuple[list[Judged], Reach | None]:
     """Judge ``sites``, each by the tests that reach its line (``every_test``: by every kernel
-    test file); the results, and the reach measured."""
+    test file); the results, ``earlier`` ones (an interrupted run's, resumed) among them, in
+    key order, each kill confirmed on the unmutated copy; and the reach measured."""
+    everything = [*sites, *(result.site for result in earlier)]
     statements = {
         file: statements_of(ast.parse((root / file).read_text(encoding="utf-8")))
-        for file in sorted({site.file for site in sites})
+        for file in sorted({site.file for site in everything})
     }
     kernel_tests = sorted(
         {
@@ -813,17 +833,18 @@ def judge_sites(
             for test in tests
         }
     )
-    with mutants.copies(root, min(jobs, len(sites)), timeout) as workers:
+    with mutants.copies(root, max(1, min(jobs, len(sites))), timeout) as workers:
         collected = {entry["nodeid"] for entry in workers[0].collect(kernel_tests)}
         reach = (
             None
             if every_test
             else measure_reach(workers[0], kernel_tests, jobs=jobs, out=out, collected=collected)
         )
-        plan = {site.key: site_phases(site, root, reach, statements) for site in sites}
-        results = mutants.judge_all(
+        plan = {site.key: site_phases(site, root, reach, statements) for site in everything}
+        judged = mutants.judge_all(
             workers, sites, lambda worker, site: judge_site(worker, site, plan[site.key]), progress
         )
+        results = sorted([*earlier, *judged], key=lambda result: result.site.key)
         killers = {
             r.killed_by
             for r in results
@@ -848,6 +869,61 @@ def judge_sites(
         return result
 
     return [confirmed(result) for result in results], reach
+
+
+def journal_header(
+    sites: Sequence[Site], context: dict[str, str], selection: dict[str, Any]
+) -> dict[str, Any]:
+    """What a journal's verdicts were judged against: resumed only under the same."""
+    return {
+        "schema": JOURNAL_SCHEMA,
+        "enumeration_digest": enumeration_digest(sites),
+        "context": context,
+        "selection": selection,
+    }
+
+
+def resumed_results(path: Path, header: dict[str, Any], sites: Sequence[Site]) -> list[Judged]:
+    """The verdicts an interrupted run wrote into its journal at ``path``, if it judged under
+    ``header``: the same mutants, the same committed checkout and tools, the same selection.
+    ``UsageError`` otherwise: a verdict of other code or other tests is never carried over."""
+    commit = header["context"]["commit"]
+    if commit == "unknown" or commit.endswith("+uncommitted"):
+        raise UsageError(
+            f"--resume needs a committed checkout (this one is {commit!r}): "
+            "an uncommitted tree cannot be shown to be the one the journal was judged in"
+        )
+    try:
+        lines = path.read_text(encoding="utf-8").split("\n")
+    except FileNotFoundError:
+        raise UsageError(f"--resume: {path} does not exist: there is no run to go on") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise UsageError(f"--resume: {path}: {error}") from None
+    try:
+        written = json.loads(lines[0])
+        differing = [key for key in header if written.get(key) != header[key]]
+    except (json.JSONDecodeError, AttributeError) as error:
+        raise UsageError(f"--resume: {path} is not a journal this command wrote: {error}") from None
+    if differing:
+        key = differing[0]
+        raise UsageError(
+            f"--resume: {path} was judged under another {key} "
+            f"({written.get(key)!r}, not {header[key]!r}); run without --resume"
+        )
+    by_key = {site.key: site for site in sites}
+    results: dict[tuple[str, str, int], Judged] = {}
+    # A run killed mid-write leaves one unterminated last line: not a verdict.
+    for number, line in enumerate(lines[1:-1], start=2):
+        try:
+            entry = json.loads(line)
+            site = by_key[(entry["file"], entry["operator"], entry["occurrence"])]
+            result = Judged.from_json(entry, site)
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError) as error:
+            raise UsageError(f"--resume: {path}:{number} is not a verdict: {error!r}") from None
+        if site.key in results:
+            raise UsageError(f"--resume: {path}:{number} judges {site.name} a second time")
+        results[site.key] = result
+    return list(results.values())
 
 
 def record_in_session(session: Path, results: Sequence[Judged], reasons: dict[str, str]) -> None:
@@ -1079,6 +1155,12 @@ def add_subcommand(subparsers: Any) -> argparse.ArgumentParser:
         "its line (coverage)",
     )
     parser.add_argument(
+        "--resume",
+        action="store_true",
+        help=f"go on from the verdicts an interrupted run of the same command kept in "
+        f"OUT/{JOURNAL} (same mutants, commit, tools and selection; refused otherwise)",
+    )
+    parser.add_argument(
         "--combine",
         nargs="+",
         type=Path,
@@ -1161,7 +1243,17 @@ def run_command(args: argparse.Namespace) -> int:
         print(f"practice-loop mutation-score: {error}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print("practice-loop mutation-score: interrupted; no score written", file=sys.stderr)
+        kept = _journal_verdicts(args.out / JOURNAL) if not args.combine else 0
+        print(
+            "practice-loop mutation-score: interrupted; no score written"
+            + (
+                f"; the {kept} verdicts reached are kept in {args.out / JOURNAL}: "
+                "the same command with --resume goes on from them"
+                if kept
+                else ""
+            ),
+            file=sys.stderr,
+        )
         return 130
     json_path, md_path = write_report(args.out, report)
     passed, line = _verdict_line(report, args.min_score)
@@ -1178,6 +1270,13 @@ def run_command(args: argparse.Namespace) -> int:
     return 0 if passed else 1
 
 
+def _journal_verdicts(path: Path) -> int:
+    try:
+        return max(0, path.read_text(encoding="utf-8").count("\n") - 1)
+    except (OSError, UnicodeDecodeError):
+        return 0
+
+
 def _judge(args: argparse.Namespace) -> dict[str, Any]:
     if args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, not {args.jobs}")
@@ -1186,6 +1285,8 @@ def _judge(args: argparse.Namespace) -> dict[str, Any]:
     if args.sample is not None and args.sample < 1:
         raise UsageError(f"--sample must be at least 1, not {args.sample}")
     shard = parse_shard(args.shard)
+    if args.resume and args.combine:
+        raise UsageError("--resume goes on judging; --combine judges nothing")
     _cosmic_ray()  # refused here, before any work, when it is not installed
     root = mutants.checkout_root(Path.cwd())
     recorded = load_equivalents(root / args.equivalents)
@@ -1198,23 +1299,46 @@ def _judge(args: argparse.Namespace) -> dict[str, Any]:
     candidates, reasons, stale = classify(root, sites, recorded)
     drawn = select(drawable(sites, reasons), sample=args.sample, seed=args.seed, shard=shard)
     chosen = [site for site in drawn if site.job_id not in reasons]
+    context = run_context(root, "cosmic-ray")
+    header = journal_header(
+        sites,
+        context,
+        {"sample": args.sample, "seed": args.seed, "shard": args.shard, "every": args.every_test},
+    )
+    journal = args.out / JOURNAL
+    earlier = resumed_results(journal, header, sites) if args.resume else []
+    judged_before = {result.site.key for result in earlier}
+    remaining = [site for site in chosen if site.key not in judged_before]
     description = (
         f"a sample of {len(drawn)} drawn with seed {args.seed}, {len(drawn) - len(chosen)} "
         "of them recorded equivalents"
         if args.sample is not None
         else "every candidate"
     ) + (f", shard {shard[0]}/{shard[1]}" if shard else "")
+    resumed = f", {len(earlier)} of them judged before (--resume)" if args.resume else ""
     print(
         f"practice-loop mutation-score: {len(sites)} mutants, {len(reasons)} equivalent, "
-        f"judging {len(chosen)} ({description}) with {args.jobs} jobs",
+        f"judging {len(chosen)} ({description}{resumed}) with {args.jobs} jobs",
         file=sys.stderr,
         flush=True,
     )
-    done = 0
+    done = len(earlier)
+    # Begun afresh, or rewritten with what it held (a half-written last line dropped), so
+    # that the verdicts appended next follow whole lines.
+    lines = [header, *(result.to_json() for result in earlier)]
+    unfinished = journal.with_name(f".{JOURNAL}.writing")
+    unfinished.write_text(
+        "".join(json.dumps(line, sort_keys=True) + "\n" for line in lines), encoding="utf-8"
+    )
+    os.replace(unfinished, journal)
+    writing = journal.open("a", encoding="utf-8")
 
     def progress(result: Judged) -> None:
         nonlocal done
         done += 1
+        # Flushed line by line: an interrupted run keeps every verdict it reached.
+        writing.write(json.dumps(result.to_json(), sort_keys=True) + "\n")
+        writing.flush()
         by = f" by {result.killed_by}" if result.killed_by else ""
         print(
             f"[{done}/{len(chosen)}] {result.site.name}: {result.verdict.value}{by} "
@@ -1228,20 +1352,21 @@ def _judge(args: argparse.Namespace) -> dict[str, Any]:
         results, reach = (
             judge_sites(
                 root,
-                chosen,
+                remaining,
                 jobs=args.jobs,
                 timeout=args.timeout,
                 out=args.out,
                 every_test=args.every_test,
                 progress=progress,
+                earlier=earlier,
             )
             if chosen
             else ([], None)
         )
     finally:
         signal.signal(signal.SIGTERM, previous)
+        writing.close()
     record_in_session(session, results, reasons)
-    context = run_context(root, "cosmic-ray")
     return score_report(
         sites=sites,
         candidates=candidates,
@@ -1255,6 +1380,7 @@ def _judge(args: argparse.Namespace) -> dict[str, Any]:
             "shard": list(shard) if shard else None,
             "tests": "every kernel test file" if args.every_test else "the tests that reach it",
             "reach_seconds": None if reach is None else round(reach.seconds, 1),
+            "resumed": len(earlier),
         },
         context=context,
         wall_seconds=time.monotonic() - start,
