@@ -14,21 +14,23 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
+from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parents[2]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 CONSTRAINTS = ROOT / "constraints" / "ci.txt"
+FLOOR = ROOT / "constraints" / "floor.txt"
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
 NIGHTLY = ROOT / ".github" / "workflows" / "nightly.yml"
 IN_CI = os.environ.get("CI", "").lower() == "true"
 
 
-def _pins() -> dict[str, str]:
+def _pins(path: Path = CONSTRAINTS) -> dict[str, str]:
     pins = {}
-    for line in CONSTRAINTS.read_text(encoding="utf-8").splitlines():
+    for line in path.read_text(encoding="utf-8").splitlines():
         if line.strip() and not line.startswith("#"):
             name, separator, version = line.partition("==")
-            assert separator and version.strip(), f"{CONSTRAINTS.name}: not a pin: {line!r}"
+            assert separator and version.strip(), f"{path.name}: not a pin: {line!r}"
             pins[canonicalize_name(name)] = version.strip()
     return pins
 
@@ -58,16 +60,48 @@ def test_every_package_of_the_test_extra_is_pinned_inside_its_declared_range():
         )
 
 
-def test_ci_and_every_nightly_job_but_the_canary_install_the_pinned_toolchain():
+def test_the_floor_pins_each_package_of_the_test_extra_at_its_declared_lower_bound():
+    """constraints/floor.txt is the floor a fresh venv is tested on: exactly the packages of
+    the `test` extra, each at the lower bound its range declares, so raising a floor in
+    pyproject.toml without the floor file (or the other way round) fails here."""
+    floor = _pins(FLOOR)
+    declared = {}
+    for text in PYPROJECT["project"]["optional-dependencies"]["test"]:
+        requirement = Requirement(text)
+        (lower,) = [spec.version for spec in requirement.specifier if spec.operator == ">="]
+        declared[canonicalize_name(requirement.name)] = lower
+    assert sorted(floor) == sorted(declared)
+    for name, lower in declared.items():
+        assert Version(floor[name]) == Version(lower), (name, floor[name], lower)
+
+
+def test_ci_and_every_nightly_job_but_the_canary_and_the_floor_install_the_pinned_toolchain():
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert "pip install --quiet -e '.[test]' -c constraints/ci.txt" in ci
     installs = [line for line in NIGHTLY.read_text(encoding="utf-8").splitlines()
                 if "pip install" in line and ".[test]" in line]  # fmt: skip
-    assert len(installs) >= 4, installs  # the campaign, the shards, their sum, the canary
+    assert len(installs) >= 5, installs  # the campaign, the shards, their sum, canary, floor
     pinned = [line for line in installs if "-c constraints/ci.txt" in line]
+    floor = [line for line in installs if "-c constraints/floor.txt" in line]
     newest = [line for line in installs if "--upgrade" in line]
-    assert len(pinned) == len(installs) - 1 and len(newest) == 1, installs
+    assert len(floor) == len(newest) == 1 and len(pinned) == len(installs) - 2, installs
     assert "-c " not in newest[0]  # the canary: the newest releases, on purpose
+
+
+def test_the_jobs_that_run_the_default_suite_have_what_it_drives():
+    """The default suite drives Debian's Chromium and a redis-server, and under CI=true (as
+    GitHub sets it) a missing one fails: every nightly job that runs it installs both."""
+    running = []
+    for name, job in _nightly()["jobs"].items():
+        runs = [str(step.get("run", "")) for step in job["steps"]]
+        if not any(re.search(r"python -m pytest -n auto\s*$", run) for run in runs):
+            continue
+        running.append(name)
+        assert job.get("container", "").startswith("python:3.11-bookworm"), name
+        assert any("apt-get install" in run and "chromium redis-server" in run for run in runs), (
+            name
+        )
+    assert sorted(running) == ["canary", "floor"]
 
 
 # --------------------------------------------------------------------------------------------
