@@ -35,6 +35,7 @@ from practice_loop.harness.fuzz_database import (
     campaign_database,
     check_reachable,
     database_from_environment,
+    open_database,
     parse_database_spec,
 )
 from practice_loop.harness.fuzz_report import (
@@ -184,11 +185,16 @@ def redis_url(tmp_path_factory):
         ("redis://host", DatabaseRefusal.BAD_REDIS_ADDRESS),
         ("redis://host:99999", DatabaseRefusal.BAD_REDIS_ADDRESS),
         ("redis://:6379", DatabaseRefusal.BAD_REDIS_ADDRESS),
+        ("gh:owner", DatabaseRefusal.BAD_GITHUB_ADDRESS),
+        ("gh:-owner/repo", DatabaseRefusal.BAD_GITHUB_ADDRESS),
+        ("gh:owner/re po", DatabaseRefusal.BAD_GITHUB_ADDRESS),
+        ("gh:owner/repo/", DatabaseRefusal.BAD_GITHUB_ADDRESS),
+        ("gh:owner/repo/a/b", DatabaseRefusal.BAD_GITHUB_ADDRESS),
     ],
 )
 def test_a_bad_database_spec_is_refused_with_its_reason(spec, reason):
-    """Issue 7: a database spec is a directory or redis://HOST:PORT; anything else is refused
-    with its reason."""
+    """Issues 7 and 18: a database spec is a directory, redis://HOST:PORT or
+    gh:OWNER/REPO[/ARTIFACT]; anything else is refused with its reason."""
     with pytest.raises(DatabaseError) as refused:
         parse_database_spec(spec)
     assert refused.value.reason is reason
@@ -230,6 +236,82 @@ def test_a_read_only_database_is_never_written(tmp_path):
     assert set(campaign_database(local).fetch(b"key")) == {b"found locally"}
     campaign_database(ci, read_only=True).save(b"key", b"never")
     assert set(campaign_database(ci).fetch(b"key")) == {b"found in CI"}
+
+
+@pytest.fixture
+def hypothesis_home(tmp_path):
+    """Hypothesis's storage directory (where an artifact's download is cached) in tmp_path,
+    for the test only; it is fixed when Hypothesis is imported, so chdir does not move it."""
+    from hypothesis.configuration import set_hypothesis_home_dir, storage_directory
+
+    previous = storage_directory(intent_to_write=False).home_directory
+    set_hypothesis_home_dir(tmp_path / ".hypothesis")
+    try:
+        yield tmp_path
+    finally:
+        set_hypothesis_home_dir(previous)
+
+
+def _cached_artifact(home: Path, artifact: str, examples: dict[bytes, bytes]) -> None:
+    """What GitHubArtifactDatabase keeps after a download: the artifact's zip (a directory
+    database's files at its root), named by the time it was fetched, in its cache."""
+    import datetime
+    import zipfile
+
+    source = DirectoryBasedExampleDatabase(home / "uploaded")
+    for key, value in examples.items():
+        source.save(key, value)
+    cache = home / ".hypothesis" / "github-artifacts" / artifact
+    cache.mkdir(parents=True)
+    fetched = datetime.datetime.now(datetime.UTC).isoformat().replace(":", "_")
+    with zipfile.ZipFile(cache / f"{fetched}.zip", "w") as archive:
+        for path in sorted((home / "uploaded").rglob("*")):
+            if path.is_file():
+                archive.write(path, path.relative_to(home / "uploaded").as_posix())
+
+
+def test_a_github_artifact_is_replayed_read_only_and_never_written(hypothesis_home, tmp_path):
+    """Issue 18: ``gh:OWNER/REPO`` replays the newest nightly database artifact through
+    Hypothesis's GitHubArtifactDatabase, read-only; it can never be the database a campaign
+    writes. (The artifact is the one a download leaves in the cache: no network here.)"""
+    spec = parse_database_spec("gh:our-org/practice-loop")
+    assert (spec.kind, spec.location, spec.artifact) == (
+        DatabaseKind.GITHUB_ARTIFACT, "our-org/practice-loop", "fuzz-example-database"
+    )  # fmt: skip
+    assert str(parse_database_spec("gh:o/r/other-db")) == "gh:o/r/other-db"
+    _cached_artifact(tmp_path, "fuzz-example-database", {b"property": b"found at night"})
+    check_reachable(spec)
+    local = parse_database_spec(str(tmp_path / "local"))
+    replaying = database_from_environment({DATABASE_ENV: str(tmp_path / "local"),
+                                           REPLAY_ENV: "gh:our-org/practice-loop"})  # fmt: skip
+    assert list(replaying.fetch(b"property")) == [b"found at night"]
+    replaying.save(b"property", b"found here")
+    assert set(campaign_database(local).fetch(b"property")) == {b"found here"}
+    assert set(open_database(spec).fetch(b"property")) == {b"found at night"}
+    with pytest.raises(DatabaseError) as refused:
+        campaign_database(spec)
+    assert refused.value.reason is DatabaseRefusal.REPLAY_ONLY
+
+
+def test_an_artifact_that_cannot_be_fetched_is_unreachable_not_an_empty_replay(
+    hypothesis_home, tmp_path, monkeypatch
+):
+    """Issue 18: Hypothesis only warns, then replays nothing, when the artifact can be
+    neither downloaded nor found in its cache; a campaign asked to replay it says why and
+    exits 1 with its reports, and ``--database gh:...`` is a usage error."""
+    monkeypatch.setenv("https_proxy", "http://127.0.0.1:9")  # GitHub is out of reach
+    spec = parse_database_spec("gh:practice-loop-tests/no-such-repository")
+    with pytest.raises(DatabaseError) as refused:
+        check_reachable(spec)
+    assert refused.value.reason is DatabaseRefusal.UNREACHABLE
+    assert "GITHUB_TOKEN" in str(refused.value)
+    (tmp_path / "test_sample.py").write_text(SAMPLE)
+    replayed = _campaign(tmp_path, "--minutes", "1", "--replay", str(spec), "test_sample.py")
+    assert replayed.returncode == 1, replayed.stderr
+    report = json.loads((tmp_path / "fuzz-report" / "fuzz-report.json").read_text())
+    assert [f["fault"] for f in report["faults"]] == ["database_unreachable"]
+    written = _campaign(tmp_path, "--minutes", "1", "--database", str(spec), "test_sample.py")
+    assert written.returncode == 2 and "replay_only" in written.stderr, written.stderr
 
 
 def test_redis_round_trip(redis_url):

@@ -43,6 +43,7 @@ from .fuzz_database import (
     check_reachable,
     environment_for,
     parse_database_spec,
+    writable,
 )
 from .fuzz_report import (
     FINDINGS,
@@ -138,7 +139,9 @@ def add_subcommand(subparsers: Any) -> argparse.ArgumentParser:
     fuzz.add_argument(
         "--replay",
         metavar="SPEC",
-        help="another database (e.g. one downloaded from CI) replayed read-only alongside",
+        help="another database replayed read-only alongside: a directory, redis://HOST:PORT "
+        "or gh:OWNER/REPO[/ARTIFACT], the newest artifact of the nightly workflow (default "
+        "artifact fuzz-example-database; GITHUB_TOKEN for a private repository)",
     )
     fuzz.add_argument(
         "--out",
@@ -239,7 +242,7 @@ def plan_from_args(args: argparse.Namespace) -> CampaignPlan:
     if missing:
         raise UsageProblem(f"no such test path: {', '.join(missing)}")
     try:
-        database = parse_database_spec(args.database)
+        database = writable(parse_database_spec(args.database))
         replay = parse_database_spec(args.replay) if args.replay is not None else None
     except DatabaseError as error:
         raise UsageProblem(f"example database: {error}") from error
