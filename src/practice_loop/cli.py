@@ -78,6 +78,7 @@ TEST_EXTRA_MODULES = frozenset(
         "crosshair",
         "hypothesis",
         "hypothesis_crosshair_provider",
+        "junitparser",
         "playwright",
         "pytest",
         "pytest_cov",
@@ -85,6 +86,7 @@ TEST_EXTRA_MODULES = frozenset(
         "rfc8785",
         "setuptools",
         "xdist",
+        "xmlschema",
     }
 )
 INSTALL_TEST_EXTRA = "pip install 'practice-loop[test]'"

@@ -42,6 +42,7 @@ from practice_loop.harness.fuzz_report import (
     CampaignReport,
     FailureExample,
     FailureSource,
+    Fault,
     LaneStatus,
     LaneSummary,
     RecordError,
@@ -606,6 +607,110 @@ def test_reports_name_every_finding_with_its_reproduction(tmp_path):
     assert cases["test_p"].find("failure") is not None
     assert cases["test_h"].find("error") is not None
     assert cases["test_f"].find("failure") is None and cases["test_f"].find("error") is None
+
+
+@pytest.fixture(scope="session")
+def junit_10_schema(tmp_path_factory):
+    """The junit-10.xsd pytest's JUnit XML follows, from the sdist of the pytest installed
+    here (the wheel lacks it; pip fetches the sdist from the index it is configured with, and
+    nothing of it is kept in this repository)."""
+    import io
+    import tarfile
+
+    try:
+        import xmlschema
+    except ImportError:
+        _absent_or_fail("xmlschema is not installed (pip install 'practice-loop[test]')")
+    folder = tmp_path_factory.mktemp("pytest-sdist")
+    command = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary",
+               ":all:", f"pytest=={pytest.__version__}", "-d", str(folder)]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        _absent_or_fail(f"pytest's sdist could not be downloaded: {done.stderr[-1500:]}")
+    (sdist,) = folder.glob("pytest-*.tar.gz")
+    with tarfile.open(sdist) as archive:
+        (member,) = [m for m in archive.getmembers() if m.name.endswith("/junit-10.xsd")]
+        schema = archive.extractfile(member).read()
+    return xmlschema.XMLSchema(io.BytesIO(schema))
+
+
+def _absent_or_fail(message: str) -> None:
+    """Skip, saying why; under CI (which installs and reaches everything) fail instead."""
+    if IN_CI:
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+def test_the_junit_report_validates_against_pytests_junit_10_schema(junit_10_schema, tmp_path):
+    """Issue 18: every part of fuzz-junit.xml (a failure, a hung test, one never run, the
+    lane cut off or with a counterexample, a fault) is valid junit-10.xsd, the schema pytest's
+    own JUnit XML follows; per-test figures are in its output, not properties."""
+    failure = FailureExample("test_p(\n    x=100,\n)", "6.155.2", "AAAB")
+    runs = (
+        TestRun("t.py::test_p", 1, RunOutcome.FAILED, 1.0, 40, 11, "generate",
+                failures=(failure,), failures_from=FailureSource.OBSERVABILITY, error="E"),
+        TestRun("t.py::test_h", 1, RunOutcome.HUNG, seed=13, stacks="Timeout (0:00:30)!"),
+        TestRun("t.py::test_c", 2, RunOutcome.CUT_OFF, seed=15),
+        TestRun("t.py::test_f", 1, RunOutcome.PASSED, 2.0, 50, 14),
+    )  # fmt: skip
+    report = _report(runs)
+    for lane in (report.crosshair, LaneSummary(LaneStatus.COUNTEREXAMPLE, "x == 3")):
+        variant = CampaignReport(
+            **{**{f: getattr(report, f) for f in report.__slots__}, "crosshair": lane,
+               "faults": [(Fault.PYTEST_ERROR, "pytest exited with status 3")]}
+        )  # fmt: skip
+        path = write_junit(variant, tmp_path)
+        junit_10_schema.validate(str(path))
+    cases = {c.get("name"): c for c in ET.parse(path).getroot().iter("testcase")}
+    assert cases["test_f"].findtext("system-out") == "examples: 50\nseeds: 14"
+    assert cases["pytest_error"].find("error") is not None
+
+
+_NAMED = """\
+import pytest
+
+
+class TestGroup:
+    def test_method(self):
+        pass
+
+    @pytest.mark.parametrize("value", ["a::b", "c/d"])
+    def test_param(self, value):
+        pass
+
+
+def test_function():
+    pass
+"""
+
+
+def test_the_junit_report_names_each_test_as_pytest_does(tmp_path):
+    """Issue 18: a test case's classname and name are pytest's own (classes in the classname,
+    parameters in the name, whatever they contain), so a CI tool shows a campaign's tests
+    under the names pytest's own report gives them."""
+    folder = tmp_path / "tests" / "sub"
+    folder.mkdir(parents=True)
+    (folder / "test_named.py").write_text(_NAMED)
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--junitxml=own.xml",
+         "-o", "junit_family=xunit2", "tests"],
+        cwd=tmp_path, env=_environment(), capture_output=True, text=True,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout
+    own = ET.parse(tmp_path / "own.xml").getroot().iter("testcase")
+    expected = sorted((case.get("classname"), case.get("name")) for case in own)
+    collected = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--collect-only",
+         "tests"],
+        cwd=tmp_path, env=_environment(), capture_output=True, text=True,
+    )  # fmt: skip
+    nodeids = [line for line in collected.stdout.splitlines() if "::" in line]
+    assert len(nodeids) == len(expected) == 4, collected.stdout
+    report = _report(tuple(TestRun(n, 1, RunOutcome.PASSED, 1.0, 5) for n in nodeids))
+    ours = ET.parse(write_junit(report, tmp_path)).getroot().iter("testcase")
+    named = sorted((c.get("classname"), c.get("name")) for c in ours if c.get("classname")
+                   not in ("crosshair", "campaign"))  # fmt: skip
+    assert named == expected
 
 
 def test_a_report_without_findings_passes_only_with_work_done(tmp_path):

@@ -16,7 +16,6 @@ import enum
 import json
 import re
 import shlex
-import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -673,74 +672,68 @@ def write_markdown(report: CampaignReport, out: Path) -> Path:
     return path
 
 
+def junit_names(nodeid: str) -> tuple[str, str]:
+    """A test's ``classname`` and ``name`` as pytest's own JUnit XML spells them: the file's
+    dotted path and any classes, then the function with its parameters."""
+    path, bracket, parameters = nodeid.partition("[")
+    names = path.split("::")
+    names[0] = re.sub(r"\.py$", "", names[0].replace("/", "."))
+    return ".".join(names[:-1]), names[-1] + bracket + parameters
+
+
 def write_junit(report: CampaignReport, out: Path) -> Path:
+    """``fuzz-junit.xml``, valid against the junit-10.xsd pytest's JUnit XML follows, with
+    pytest's test names: one test case per test, the CrossHair lane and each fault."""
+    from junitparser import Error, Failure, JUnitXml, Skipped, TestCase, TestSuite
+
     data = report.to_json()
-    suite = ET.Element(
-        "testsuite",
-        name="practice-loop fuzz",
-        time=f"{report.elapsed_seconds:.3f}",
-        timestamp=report.started_at,
-    )
-    properties = ET.SubElement(suite, "properties")
+    suite = TestSuite("practice-loop fuzz")
+    suite.time = round(report.elapsed_seconds, 3)
+    suite.timestamp = report.started_at
     for name, value in (
         ("profile", report.profile),
         ("database", report.database),
         ("status", report.status.value),
         ("busy_share", f"{report.busy_share:.4f}"),
     ):
-        ET.SubElement(properties, "property", name=name, value=str(value))
-    counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+        suite.add_property(name, str(value))
     for test in data["tests"]:
-        path, _, name = test["nodeid"].partition("::")
-        case = ET.SubElement(
-            suite,
-            "testcase",
-            classname=path.removesuffix(".py").replace("/", "."),
-            name=name or path,
-            time=f"{test['seconds']:.3f}",
-        )
-        case_properties = ET.SubElement(case, "properties")
-        ET.SubElement(case_properties, "property", name="examples", value=str(test["examples"]))
-        ET.SubElement(
-            case_properties, "property", name="seeds", value=" ".join(map(str, test["seeds"]))
-        )
-        counts["tests"] += 1
+        classname, name = junit_names(test["nodeid"])
+        case = TestCase(name, classname=classname, time=round(test["seconds"], 3))
+        results: list[Any] = []
         for failure in test["failures"]:
-            tag = "failure" if failure["outcome"] == "failed" else "error"
-            counts["failures" if tag == "failure" else "errors"] += 1
+            kind = Failure if failure["outcome"] == "failed" else Error
             body = [failure["error"] or "", *(e["minimal_example"] for e in failure["examples"])]
             body += [e["command"] or "" for e in failure["examples"]] or [failure["rerun_command"]]
             if failure["stacks"]:
                 body.append(failure["stacks"])
-            element = ET.SubElement(
-                case, tag, message=f"{failure['outcome']} in round {failure['round']}"
-            )
-            element.text = "\n\n".join(part for part in body if part)
+            result = kind(f"{failure['outcome']} in round {failure['round']}")
+            result.text = "\n\n".join(part for part in body if part)
+            results.append(result)
         if not test["runs"]:
-            counts["skipped"] += 1
-            ET.SubElement(case, "skipped", message="never ran to its end within the time budget")
-    lane = ET.SubElement(suite, "testcase", classname="crosshair", name="contracts")
-    counts["tests"] += 1
+            results.append(Skipped("never ran to its end within the time budget"))
+        case.result = results
+        # Per-test figures go in its output: junit-10.xsd has no properties in a test case.
+        seeds = " ".join(map(str, test["seeds"]))
+        case.system_out = f"examples: {test['examples']}\nseeds: {seeds}"
+        suite.add_testcase(case)
+    lane = TestCase("contracts", classname="crosshair")
     if report.crosshair.status is LaneStatus.COUNTEREXAMPLE:
-        counts["failures"] += 1
-        ET.SubElement(lane, "failure", message=report.crosshair.reason)
+        lane.result = [Failure(report.crosshair.reason)]
     elif report.crosshair.status is not LaneStatus.PASSED:
-        counts["skipped"] += 1
-        ET.SubElement(
-            lane, "skipped", message=f"{report.crosshair.status.value}: {report.crosshair.reason}"
-        )
+        lane.result = [Skipped(f"{report.crosshair.status.value}: {report.crosshair.reason}")]
+    suite.add_testcase(lane)
     for fault, detail in report.faults:
-        case = ET.SubElement(suite, "testcase", classname="campaign", name=fault.value)
-        counts["tests"] += 1
-        counts["errors"] += 1
-        ET.SubElement(case, "error", message=detail)
-    for key, value in counts.items():
-        suite.set(key, str(value))
-    root = ET.Element("testsuites")
-    root.append(suite)
-    ET.indent(root)
+        case = TestCase(fault.value, classname="campaign")
+        case.result = [Error(detail)]
+        suite.add_testcase(case)
+    suite.update_statistics()
+    # The counts stay on the suite: junit-10.xsd allows no `skipped` on <testsuites>, which
+    # junitparser's own statistics of the whole file would add.
+    document = JUnitXml("practice-loop fuzz")
+    document.add_testsuite(suite)
     path = out / REPORT_JUNIT
-    ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
+    document.write(str(path), pretty=True)
     return path
 
 
