@@ -80,7 +80,7 @@ def test_ci_and_every_nightly_job_but_the_canary_and_the_floor_install_the_pinne
     assert "pip install --quiet -e '.[test]' -c constraints/ci.txt" in ci
     installs = [line for line in NIGHTLY.read_text(encoding="utf-8").splitlines()
                 if "pip install" in line and ".[test]" in line]  # fmt: skip
-    assert len(installs) >= 5, installs  # the campaign, the shards, their sum, canary, floor
+    assert len(installs) >= 6, installs  # the campaign, shards, sum, canary, floor, sdist
     pinned = [line for line in installs if "-c constraints/ci.txt" in line]
     floor = [line for line in installs if "-c constraints/floor.txt" in line]
     newest = [line for line in installs if "--upgrade" in line]
@@ -101,7 +101,7 @@ def test_the_jobs_that_run_the_default_suite_have_what_it_drives():
         assert any("apt-get install" in run and "chromium redis-server" in run for run in runs), (
             name
         )
-    assert sorted(running) == ["canary", "floor"]
+    assert sorted(running) == ["canary", "floor", "sdist"]
 
 
 # --------------------------------------------------------------------------------------------
