@@ -456,3 +456,37 @@ def test_one_vocabulary_for_parallelism_and_time_bounds():
                      or f.endswith("-seconds")]  # fmt: skip
             if timed:
                 assert re.search(r"wall[- ]clock|CPU", action.help or ""), (name, flags)
+
+
+_DOCUMENTED = re.compile(r"`(?:practice-loop|python -m practice_loop) ([a-z-]+)([^`]*)`")
+
+
+def test_every_command_and_option_the_docs_name_exists():
+    """Issue 18: the README's table and docs/ follow the command line: each
+    ``practice-loop COMMAND --option`` they show is one the parser has, so a renamed option
+    (``-n`` to ``-j``, ``--max-seconds`` to ``--seconds``) cannot linger in them."""
+    root = Path(__file__).resolve().parents[2]
+    commands = _commands()
+    pages = [root / "README.md", *sorted((root / "docs").glob("*.md")), root / "tests/README.md"]
+    unknown = []
+    for page in pages:
+        for command, rest in _DOCUMENTED.findall(page.read_text(encoding="utf-8")):
+            if command not in commands:
+                unknown.append(f"{page.name}: practice-loop {command}")
+                continue
+            flags = {f for a in _options(commands[command]) for f in a.option_strings}
+            flags |= {"-h", "--help"}
+            for flag in re.findall(r"(?<![\w-])(--?[a-zA-Z][\w-]*)", rest):
+                if flag not in flags:
+                    unknown.append(f"{page.name}: practice-loop {command} {flag}")
+    # A row of the README's table is about its own command: an option it names in backticks
+    # (`--seconds 240`, say) is that command's.
+    for row in (root / "README.md").read_text(encoding="utf-8").splitlines():
+        found = re.match(r"\| `practice-loop ([a-z-]+)", row)
+        if found is None:
+            continue
+        flags = {f for a in _options(commands[found[1]]) for f in a.option_strings}
+        for flag in re.findall(r"`(--?[a-zA-Z][\w-]*)", row):
+            if flag not in flags:
+                unknown.append(f"README.md, the row of {found[1]}: {flag}")
+    assert not unknown, unknown
