@@ -59,6 +59,7 @@ from practice_loop.harness.fuzz_report import (
     write_junit,
     write_markdown,
 )
+from practice_loop.harness.hypothesis_internals import reads_artifact_zips
 
 IN_CI = os.environ.get("CI", "").lower() == "true"
 
@@ -243,9 +244,11 @@ def test_a_read_only_database_is_never_written(tmp_path):
 def hypothesis_home(tmp_path):
     """Hypothesis's storage directory (where an artifact's download is cached) in tmp_path,
     for the test only; it is fixed when Hypothesis is imported, so chdir does not move it."""
-    from hypothesis.configuration import set_hypothesis_home_dir, storage_directory
+    from hypothesis.configuration import set_hypothesis_home_dir
 
-    previous = storage_directory(intent_to_write=False).home_directory
+    from practice_loop.harness.hypothesis_internals import storage_path
+
+    previous = storage_path()
     set_hypothesis_home_dir(tmp_path / ".hypothesis")
     try:
         yield tmp_path
@@ -253,24 +256,43 @@ def hypothesis_home(tmp_path):
         set_hypothesis_home_dir(previous)
 
 
-def _cached_artifact(home: Path, artifact: str, examples: dict[bytes, bytes]) -> None:
+def _cached_artifact(home: Path, cache: str, examples: dict[bytes, bytes]) -> None:
     """What GitHubArtifactDatabase keeps after a download: the artifact's zip (a directory
-    database's files at its root), named by the time it was fetched, in its cache."""
+    database's files at its root), named by the time it was fetched, in its ``cache``
+    (OWNER/REPO/ARTIFACT)."""
     import datetime
     import zipfile
 
     source = DirectoryBasedExampleDatabase(home / "uploaded")
     for key, value in examples.items():
         source.save(key, value)
-    cache = home / ".hypothesis" / "github-artifacts" / artifact
-    cache.mkdir(parents=True)
+    folder = home / ".hypothesis" / "github-artifacts" / cache
+    folder.mkdir(parents=True)
     fetched = datetime.datetime.now(datetime.UTC).isoformat().replace(":", "_")
-    with zipfile.ZipFile(cache / f"{fetched}.zip", "w") as archive:
+    with zipfile.ZipFile(folder / f"{fetched}.zip", "w") as archive:
         for path in sorted((home / "uploaded").rglob("*")):
             if path.is_file():
                 archive.write(path, path.relative_to(home / "uploaded").as_posix())
 
 
+needs_artifact_zips = pytest.mark.skipif(
+    not reads_artifact_zips(), reason="this Hypothesis cannot read GitHub's artifact zips"
+)
+
+
+def test_an_artifact_replay_on_a_hypothesis_too_old_for_it_is_refused(monkeypatch):
+    """Issue 18: before 6.156.2 Hypothesis fails with a KeyError on the zips GitHub Actions
+    uploads; such a replay is refused up front, naming the release it needs."""
+    from practice_loop.harness import hypothesis_internals
+
+    monkeypatch.setattr(hypothesis_internals, "READS_ARTIFACT_ZIPS", (999, 0, 0))
+    with pytest.raises(DatabaseError) as refused:
+        open_database(parse_database_spec("gh:our-org/practice-loop"))
+    assert refused.value.reason is DatabaseRefusal.NEEDS_NEWER_HYPOTHESIS
+    assert "needs Hypothesis 999.0.0 or newer" in str(refused.value)
+
+
+@needs_artifact_zips
 def test_a_github_artifact_is_replayed_read_only_and_never_written(hypothesis_home, tmp_path):
     """Issue 18: ``gh:OWNER/REPO`` replays the newest nightly database artifact through
     Hypothesis's GitHubArtifactDatabase, read-only; it can never be the database a campaign
@@ -280,7 +302,8 @@ def test_a_github_artifact_is_replayed_read_only_and_never_written(hypothesis_ho
         DatabaseKind.GITHUB_ARTIFACT, "our-org/practice-loop", "fuzz-example-database"
     )  # fmt: skip
     assert str(parse_database_spec("gh:o/r/other-db")) == "gh:o/r/other-db"
-    _cached_artifact(tmp_path, "fuzz-example-database", {b"property": b"found at night"})
+    cached = "our-org/practice-loop/fuzz-example-database"
+    _cached_artifact(tmp_path, cached, {b"property": b"found at night"})
     check_reachable(spec)
     local = parse_database_spec(str(tmp_path / "local"))
     replaying = database_from_environment({DATABASE_ENV: str(tmp_path / "local"),
@@ -294,6 +317,7 @@ def test_a_github_artifact_is_replayed_read_only_and_never_written(hypothesis_ho
     assert refused.value.reason is DatabaseRefusal.REPLAY_ONLY
 
 
+@needs_artifact_zips
 def test_an_artifact_that_cannot_be_fetched_is_unreachable_not_an_empty_replay(
     hypothesis_home, tmp_path, monkeypatch
 ):
@@ -302,6 +326,9 @@ def test_an_artifact_that_cannot_be_fetched_is_unreachable_not_an_empty_replay(
     exits 1 with its reports, and ``--database gh:...`` is a usage error."""
     monkeypatch.setenv("https_proxy", "http://127.0.0.1:9")  # GitHub is out of reach
     spec = parse_database_spec("gh:practice-loop-tests/no-such-repository")
+    # An artifact of the same name left where Hypothesis caches by name alone (another
+    # repository's download) is not this repository's.
+    _cached_artifact(tmp_path, "fuzz-example-database", {b"p": b"theirs"})
     with pytest.raises(DatabaseError) as refused:
         check_reachable(spec)
     assert refused.value.reason is DatabaseRefusal.UNREACHABLE

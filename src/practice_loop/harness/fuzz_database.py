@@ -65,6 +65,7 @@ class DatabaseRefusal(enum.Enum):
     BAD_REDIS_ADDRESS = "bad_redis_address"
     BAD_GITHUB_ADDRESS = "bad_github_address"
     REPLAY_ONLY = "replay_only"  # a read-only source named as the database a campaign writes
+    NEEDS_NEWER_HYPOTHESIS = "needs_newer_hypothesis"
     NOT_A_DIRECTORY = "not_a_directory"
     BAD_READ_ONLY_FLAG = "bad_read_only_flag"
     REDIS_CLIENT_MISSING = "redis_client_missing"
@@ -169,7 +170,7 @@ def _redis_client(spec: DatabaseSpec):
 def open_database(spec: DatabaseSpec) -> ExampleDatabase:
     """The Hypothesis database ``spec`` names; a Redis one connects on first use, and a
     GitHub artifact is downloaded on first use (then cached for a day under
-    ``.hypothesis/github-artifacts/``), read-only."""
+    ``.hypothesis/github-artifacts/OWNER/REPO/ARTIFACT/``), read-only."""
     if spec.kind is DatabaseKind.REDIS:
         from hypothesis.extra.redis import RedisExampleDatabase
 
@@ -177,8 +178,22 @@ def open_database(spec: DatabaseSpec) -> ExampleDatabase:
     if spec.kind is DatabaseKind.GITHUB_ARTIFACT:
         from hypothesis.database import GitHubArtifactDatabase, ReadOnlyDatabase
 
+        from .hypothesis_internals import READS_ARTIFACT_ZIPS, reads_artifact_zips, storage_path
+
+        if not reads_artifact_zips():
+            needed = ".".join(map(str, READS_ARTIFACT_ZIPS))
+            raise DatabaseError(
+                DatabaseRefusal.NEEDS_NEWER_HYPOTHESIS,
+                f"{spec}: replaying a GitHub artifact needs Hypothesis {needed} or newer "
+                "(older releases cannot read the zips GitHub Actions uploads)",
+            )
         owner, repo = spec.location.split("/")
-        return ReadOnlyDatabase(GitHubArtifactDatabase(owner, repo, artifact_name=spec.artifact))
+        # Cached per repository: Hypothesis's own cache is per artifact name, so a fork's
+        # artifact of the same name would be served for its upstream's within the day.
+        cache = storage_path("github-artifacts", owner, repo, spec.artifact)
+        return ReadOnlyDatabase(
+            GitHubArtifactDatabase(owner, repo, artifact_name=spec.artifact, path=cache)
+        )
     from hypothesis.database import DirectoryBasedExampleDatabase
 
     return DirectoryBasedExampleDatabase(spec.location)

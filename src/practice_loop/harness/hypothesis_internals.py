@@ -14,9 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from hypothesis import is_hypothesis_test
+from hypothesis.configuration import storage_directory
 from hypothesis.internal import observability
 from hypothesis.statistics import collector
 
@@ -29,6 +31,9 @@ STATE_MACHINE_ATTRIBUTE = "_hypothesis_state_machine_class"
 SEARCH_PHASES = ("explicit", "reuse", "generate", "target")
 ALL_PHASES = (*SEARCH_PHASES, "shrink", "explain")
 _NOT_SET = object()
+# The first release whose GitHubArtifactDatabase reads the zips actions/upload-artifact
+# writes (they hold no directory entries; older releases fail with a KeyError).
+READS_ARTIFACT_ZIPS = (6, 156, 2)
 # How an observation names the final replay of a minimal failing test case: "example" up to
 # 6.158, "test case" from 6.159 (the release that renamed examples in its output).
 MINIMAL_FAILING_WORDINGS = ("minimal failing example", "minimal failing test case")
@@ -159,3 +164,18 @@ def minimal_failures_to(callback: Callable[[str, str | None], None]) -> Iterator
         if observing:
             observability.remove_observability_callback(observe)
         observability.OBSERVABILITY_COLLECT_COVERAGE = collect_coverage
+
+
+def storage_path(*names: str) -> Path:
+    """Hypothesis's storage directory (``.hypothesis/`` where it was imported, unless set)
+    joined with ``names``; a ``Path`` up to 6.14x, an object holding one since."""
+    found = storage_directory(*names, intent_to_write=False)
+    return Path(getattr(found, "path", found))
+
+
+def reads_artifact_zips() -> bool:
+    """Whether the installed Hypothesis can replay a GitHub Actions artifact."""
+    import hypothesis
+
+    release = tuple(int(part) for part in hypothesis.__version__.split(".")[:3])
+    return release >= READS_ARTIFACT_ZIPS
