@@ -8,12 +8,12 @@ message naming what is missing, except under ``CI=true``, where they fail.
 
 from __future__ import annotations
 
-import os
 import shutil
 
 import pytest
 from browser_support import CHROMIUM_ARGS, HOSTILE_ID
 
+from ci_support import absent
 from workbench_support import build_stores, running
 
 
@@ -36,10 +36,7 @@ def _missing() -> list[str]:
 def browser():
     missing = _missing()
     if missing:
-        message = "Workbench browser tests need " + " and ".join(missing)
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(message)
-        pytest.skip(message)
+        absent("Workbench browser tests need " + " and ".join(missing))
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:

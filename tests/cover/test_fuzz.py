@@ -23,6 +23,7 @@ from hypothesis.database import (
     ReadOnlyDatabase,
 )
 
+from ci_support import absent
 from practice_loop.cli import main
 from practice_loop.harness.fuzz import STOP_GRACE_SECONDS
 from practice_loop.harness.fuzz_database import (
@@ -60,8 +61,6 @@ from practice_loop.harness.fuzz_report import (
     write_markdown,
 )
 from practice_loop.harness.hypothesis_internals import reads_artifact_zips
-
-IN_CI = os.environ.get("CI", "").lower() == "true"
 
 SAMPLE = """\
 import os
@@ -145,10 +144,7 @@ def redis_url(tmp_path_factory):
     """A real redis-server on a free loopback port, for this module only."""
     binary = shutil.which("redis-server")
     if binary is None:
-        message = "redis-server is not installed (apt-get install redis-server)"
-        if IN_CI:  # .ci/run installs it: its absence there is a failure, not a skip
-            pytest.fail(message)
-        pytest.skip(message)
+        absent("redis-server is not installed (apt-get install redis-server)")
     port = _free_port()
     folder = tmp_path_factory.mktemp("redis")
     server = subprocess.Popen(
@@ -647,25 +643,18 @@ def junit_10_schema(tmp_path_factory):
     try:
         import xmlschema
     except ImportError:
-        _absent_or_fail("xmlschema is not installed (pip install 'practice-loop[test]')")
+        absent("xmlschema is not installed (pip install 'practice-loop[test]')")
     folder = tmp_path_factory.mktemp("pytest-sdist")
     command = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary",
                ":all:", f"pytest=={pytest.__version__}", "-d", str(folder)]  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, timeout=600)
     if done.returncode != 0:
-        _absent_or_fail(f"pytest's sdist could not be downloaded: {done.stderr[-1500:]}")
+        absent(f"pytest's sdist could not be downloaded: {done.stderr[-1500:]}")
     (sdist,) = folder.glob("pytest-*.tar.gz")
     with tarfile.open(sdist) as archive:
         (member,) = [m for m in archive.getmembers() if m.name.endswith("/junit-10.xsd")]
         schema = archive.extractfile(member).read()
     return xmlschema.XMLSchema(io.BytesIO(schema))
-
-
-def _absent_or_fail(message: str) -> None:
-    """Skip, saying why; under CI (which installs and reaches everything) fail instead."""
-    if IN_CI:
-        pytest.fail(message)
-    pytest.skip(message)
 
 
 def test_the_junit_report_validates_against_pytests_junit_10_schema(junit_10_schema, tmp_path):

@@ -16,13 +16,14 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from ci_support import absent
+
 ROOT = Path(__file__).resolve().parents[2]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 CONSTRAINTS = ROOT / "constraints" / "ci.txt"
 FLOOR = ROOT / "constraints" / "floor.txt"
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
 NIGHTLY = ROOT / ".github" / "workflows" / "nightly.yml"
-IN_CI = os.environ.get("CI", "").lower() == "true"
 
 
 def _pins(path: Path = CONSTRAINTS) -> dict[str, str]:
@@ -33,14 +34,6 @@ def _pins(path: Path = CONSTRAINTS) -> dict[str, str]:
             assert separator and version.strip(), f"{path.name}: not a pin: {line!r}"
             pins[canonicalize_name(name)] = version.strip()
     return pins
-
-
-def _absent(tool: str, install: str) -> None:
-    """Skip, naming the tool; under CI (which installs it) fail instead."""
-    message = f"{tool} is not installed ({install})"
-    if IN_CI:
-        pytest.fail(message)
-    pytest.skip(message)
 
 
 # --------------------------------------------------------------------------------------------
@@ -112,7 +105,7 @@ def test_the_jobs_that_run_the_default_suite_have_what_it_drives():
 def test_each_workflow_is_valid_against_githubs_schema(workflow):
     """GitHub's workflow schema, as check-jsonschema vendors it (no network)."""
     if shutil.which("check-jsonschema") is None:
-        _absent("check-jsonschema", "pip install 'practice-loop[test]'")
+        absent("check-jsonschema is not installed (pip install 'practice-loop[test]')")
     checked = subprocess.run(
         ["check-jsonschema", "--builtin-schema", "vendor.github-workflows", str(workflow)],
         capture_output=True, text=True, timeout=120,
