@@ -254,6 +254,34 @@ def test_shards_partition_the_candidates():
     assert {len(shard) for shard in shards} == {13, 14}
 
 
+def test_module_names_a_kernel_file_by_stem_or_path_and_refuses_any_other(tmp_path):
+    root = _root(tmp_path)
+    (root / "src" / "practice_loop" / "kernel" / "other.py").write_text("", encoding="utf-8")
+    file = "src/practice_loop/kernel/m.py"
+    assert ms.module_files(root, None) is None
+    assert ms.module_files(root, ["m"]) == ms.module_files(root, ["m.py", file]) == {file}
+    with pytest.raises(
+        UsageError,
+        match=r"--module 'kernel/m.py' is not a kernel module; "
+        r"the modules are m, other",
+    ):
+        ms.module_files(root, ["m", "kernel/m.py"])
+
+
+def test_a_module_run_judges_only_that_modules_candidates_and_samples_within_them():
+    def elsewhere(site: Site) -> Site:
+        return dataclasses.replace(
+            site, file="src/practice_loop/kernel/n.py", job_id=site.job_id + "-n"
+        )
+
+    mixed = [*_CANDIDATES, *map(elsewhere, _CANDIDATES)]
+    only_n = frozenset({"src/practice_loop/kernel/n.py"})
+    chosen = ms.select(mixed, sample=None, seed=0, shard=None, files=only_n)
+    assert [site.key for site in chosen] == sorted(elsewhere(site).key for site in _CANDIDATES)
+    sampled = ms.select(mixed, sample=6, seed=3, shard=(1, 2), files=only_n)
+    assert len(sampled) == 6 and {site.file for site in sampled} == only_n
+
+
 @pytest.mark.parametrize("text", ["0/2", "3/2", "2", "a/b", "1/0", "-1/2"])
 def test_a_malformed_shard_is_a_usage_error(text):
     with pytest.raises(UsageError, match="K/N"):
@@ -624,9 +652,7 @@ def test_pytests_own_internal_error_is_run_again_once(tmp_path, internal_errors)
     worker, collected = _reaching_project(tmp_path, others=others)
     out = tmp_path / "out"
     if internal_errors == 1:
-        reach = ms.measure_reach(
-            worker, [_OWN], jobs=1, out=out, collected=collected, packages=()
-        )
+        reach = ms.measure_reach(worker, [_OWN], jobs=1, out=out, collected=collected, packages=())
         assert reach.tests["src/practice_loop/kernel/m.py"][6] == {f"{_OWN}::test_large"}
     else:
         with pytest.raises(CopyError, match="exit 3; the whole output is in"):
@@ -708,6 +734,10 @@ def test_shards_combine_only_when_they_are_all_the_shards_of_one_enumeration():
     sampled["selection"]["sample"] = 3
     with pytest.raises(UsageError, match="sampled"):
         ms.combine([one, sampled])
+    partial = json.loads(json.dumps(two))
+    partial["selection"]["modules"] = ["src/practice_loop/kernel/m.py"]
+    with pytest.raises(UsageError, match="some modules"):
+        ms.combine([one, partial])
 
 
 def test_every_mutant_is_written_back_into_cosmic_rays_session(tmp_path):

@@ -470,12 +470,39 @@ def drawable(sites: Sequence[Site], reasons: dict[str, str]) -> list[Site]:
     return [site for site in sites if reasons.get(site.job_id) not in RULE_REASONS]
 
 
+def module_files(root: Path, names: Sequence[str] | None) -> frozenset[str] | None:
+    """The kernel files that ``--module`` names (``None``: every module), each name a module's
+    stem (``answer``) or its path; ``UsageError`` naming the modules for any other name."""
+    if not names:
+        return None
+    stems = {path.relative_to(root).as_posix(): path.stem for path in kernel_modules(root)}
+    by_name = {stem: file for file, stem in stems.items()} | {file: file for file in stems}
+    chosen = set()
+    for name in names:
+        file = by_name.get(name) or by_name.get(name.removesuffix(".py"))
+        if file is None:
+            raise UsageError(
+                f"--module {name!r} is not a kernel module; the modules are "
+                + ", ".join(sorted(stems.values()))
+            )
+        chosen.add(file)
+    return frozenset(chosen)
+
+
 def select(
-    candidates: Sequence[Site], *, sample: int | None, seed: int, shard: tuple[int, int] | None
+    candidates: Sequence[Site],
+    *,
+    sample: int | None,
+    seed: int,
+    shard: tuple[int, int] | None,
+    files: frozenset[str] | None = None,
 ) -> list[Site]:
-    """The candidates to judge: a seeded sample, one shard of them all, or them all; in key
-    order. The sample depends only on the candidates' keys and the seed."""
-    chosen = sorted(candidates, key=lambda site: site.key)
+    """The candidates to judge: of the given kernel files (or all), a seeded sample, one shard,
+    or them all; in key order. The sample depends only on the candidates' keys and the seed."""
+    chosen = sorted(
+        (site for site in candidates if files is None or site.file in files),
+        key=lambda site: site.key,
+    )
     if shard is not None:
         index, count = shard
         chosen = chosen[index - 1 :: count]
@@ -770,9 +797,7 @@ def _unmeasured(copy: Path, records: Sequence[dict[str, Any]]) -> dict[str, froz
     return {file: frozenset(processes | reads.get(file, set())) for file in files}
 
 
-def judge_site(
-    worker: Worker, site: Site, phases: Sequence[tuple[Phase, Sequence[str]]]
-) -> Judged:
+def judge_site(worker: Worker, site: Site, phases: Sequence[tuple[Phase, Sequence[str]]]) -> Judged:
     cr = _cosmic_ray()
     path = worker.copy / site.file
     original = path.read_text(encoding="utf-8")
@@ -1094,6 +1119,8 @@ def combine(reports: Sequence[dict[str, Any]]) -> dict[str, Any]:
     for report in reports:
         if report["selection"].get("sample") is not None:
             raise UsageError("--combine: a sampled shard does not judge every mutant")
+        if report["selection"].get("modules"):
+            raise UsageError("--combine: a shard of some modules does not judge every mutant")
         for key in ("enumeration_digest", "context", "equivalents", "stale_equivalents"):
             if report[key] != first[key]:
                 raise UsageError(f"--combine: the shards differ in {key}")
@@ -1148,6 +1175,13 @@ def add_subcommand(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="the sample's seed")
     parser.add_argument("--shard", metavar="K/N", help="judge only the K-th of N equal shares")
+    parser.add_argument(
+        "--module",
+        action="append",
+        metavar="NAME",
+        help="judge only the mutants of this kernel module (its name, as in answer, or its "
+        "path); repeatable. A partial run: its score is not the kernel's",
+    )
     parser.add_argument(
         "--every-test",
         action="store_true",
@@ -1290,6 +1324,8 @@ def _judge(args: argparse.Namespace) -> dict[str, Any]:
     _cosmic_ray()  # refused here, before any work, when it is not installed
     root = mutants.checkout_root(Path.cwd())
     recorded = load_equivalents(root / args.equivalents)
+    files = module_files(root, args.module)
+    modules = sorted(files) if files is not None else None
     for stale in (SCORE_JSON, SCORE_MARKDOWN):  # never leave an older run's verdict
         (args.out / stale).unlink(missing_ok=True)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -1297,24 +1333,36 @@ def _judge(args: argparse.Namespace) -> dict[str, Any]:
     session = args.out / SESSION
     sites = enumerate_sites(root, session)
     candidates, reasons, stale = classify(root, sites, recorded)
-    drawn = select(drawable(sites, reasons), sample=args.sample, seed=args.seed, shard=shard)
+    drawn = select(
+        drawable(sites, reasons), sample=args.sample, seed=args.seed, shard=shard, files=files
+    )
     chosen = [site for site in drawn if site.job_id not in reasons]
     context = run_context(root, "cosmic-ray")
     header = journal_header(
         sites,
         context,
-        {"sample": args.sample, "seed": args.seed, "shard": args.shard, "every": args.every_test},
+        {
+            "sample": args.sample,
+            "seed": args.seed,
+            "shard": args.shard,
+            "every": args.every_test,
+            "modules": modules,
+        },
     )
     journal = args.out / JOURNAL
     earlier = resumed_results(journal, header, sites) if args.resume else []
     judged_before = {result.site.key for result in earlier}
     remaining = [site for site in chosen if site.key not in judged_before]
     description = (
-        f"a sample of {len(drawn)} drawn with seed {args.seed}, {len(drawn) - len(chosen)} "
-        "of them recorded equivalents"
-        if args.sample is not None
-        else "every candidate"
-    ) + (f", shard {shard[0]}/{shard[1]}" if shard else "")
+        (
+            f"a sample of {len(drawn)} drawn with seed {args.seed}, {len(drawn) - len(chosen)} "
+            "of them recorded equivalents"
+            if args.sample is not None
+            else "every candidate"
+        )
+        + (f", shard {shard[0]}/{shard[1]}" if shard else "")
+        + (f", of {', '.join(Path(file).stem for file in modules)} only" if modules else "")
+    )
     resumed = f", {len(earlier)} of them judged before (--resume)" if args.resume else ""
     print(
         f"practice-loop mutation-score: {len(sites)} mutants, {len(reasons)} equivalent, "
@@ -1378,6 +1426,7 @@ def _judge(args: argparse.Namespace) -> dict[str, Any]:
             "sample": args.sample,
             "seed": args.seed if args.sample is not None else None,
             "shard": list(shard) if shard else None,
+            "modules": modules,
             "tests": "every kernel test file" if args.every_test else "the tests that reach it",
             "reach_seconds": None if reach is None else round(reach.seconds, 1),
             "resumed": len(earlier),
