@@ -254,6 +254,7 @@ def test_shards_partition_the_candidates():
     assert {len(shard) for shard in shards} == {13, 14}
 
 
+@pytest.mark.obligation("LOCAL-0015/shards_add_up")
 def test_module_names_a_kernel_file_by_stem_or_path_and_refuses_any_other(tmp_path):
     root = _root(tmp_path)
     (root / "src" / "practice_loop" / "kernel" / "other.py").write_text("", encoding="utf-8")
@@ -268,6 +269,7 @@ def test_module_names_a_kernel_file_by_stem_or_path_and_refuses_any_other(tmp_pa
         ms.module_files(root, ["m", "kernel/m.py"])
 
 
+@pytest.mark.obligation("LOCAL-0015/shards_add_up")
 def test_a_module_run_judges_only_that_modules_candidates_and_samples_within_them():
     def elsewhere(site: Site) -> Site:
         return dataclasses.replace(
