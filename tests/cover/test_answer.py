@@ -231,11 +231,13 @@ def test_assessment_of_another_frame_is_evidence_mismatch():
 @pytest.mark.parametrize(
     "field", ["problem_frame_digest", "original_contract_assessment_id"], ids=str
 )
-def test_replay_bound_to_another_case_is_evidence_mismatch(field):
-    """ADR-0226 §7E: a replay judged against another frame or assessment is not evidence here."""
-    forged = ReplayResult.sealed(
-        **fields_for_sealing(DU_REPLAY, **{field: other_digest(getattr(DU_REPLAY, field))})
-    )
+@pytest.mark.parametrize("other", ["0" * 64, "f" * 64, "next"], ids=["lowest", "highest", "next"])
+def test_replay_bound_to_another_case_is_evidence_mismatch(field, other):
+    """ADR-0226 §7E: a replay judged against another frame or assessment is not evidence
+    here, whichever side of the true digest the other one sorts on."""
+    digest = getattr(DU_REPLAY, field)
+    other = other_digest(digest) if other == "next" else other
+    forged = ReplayResult.sealed(**fields_for_sealing(DU_REPLAY, **{field: other}))
     _refused(decide_answer(DU_FRAME, DU_ASSESSMENT, replays=(forged,)), "evidence_mismatch")
 
 
@@ -261,6 +263,15 @@ def test_assessment_the_organ_does_not_give_is_evidence_mismatch():
         **fields_for_sealing(DU_ASSESSMENT, status=AssessmentStatus.RUNNABLE, blockers=())
     )
     _refused(decide_answer(DU_FRAME, runnable), "evidence_mismatch")
+    # Resealed with the blockers repeated k times: forged ids on both sides of the true one.
+    sides = set()
+    for k in range(2, 16):
+        forged = ContractAssessment.sealed(
+            **fields_for_sealing(DU_ASSESSMENT, blockers=DU_ASSESSMENT.blockers * k)
+        )
+        _refused(decide_answer(DU_FRAME, forged), "evidence_mismatch")
+        sides.add(forged.assessment_id < DU_ASSESSMENT.assessment_id)
+    assert sides == {True, False}
 
 
 @pytest.mark.obligation("LOCAL-0008/answer_direct")
@@ -281,9 +292,14 @@ def test_direct_proof_with_a_refused_assessment_is_evidence_mismatch():
 @pytest.mark.obligation("ADR-0226/8.6", "LOCAL-0008/answer_direct")
 def test_direct_proof_the_organ_does_not_give_is_evidence_mismatch():
     """ADR-0226 §8.6: the direct proof is re-run; a forged closed proof for this assessment
-    (another value, resealed) does not reproduce."""
-    forged = ProofRecord.sealed(**fields_for_sealing(RI_PROOF, derived_value=12))
-    _refused(decide_answer(RI_FRAME, RI_ASSESSMENT, direct_proof=forged), "evidence_mismatch")
+    (another value, resealed) does not reproduce, whichever side of the true proof id its id
+    sorts on."""
+    sides = set()
+    for value in (v for v in range(31) if v != RI_PROOF.derived_value):
+        forged = ProofRecord.sealed(**fields_for_sealing(RI_PROOF, derived_value=value))
+        _refused(decide_answer(RI_FRAME, RI_ASSESSMENT, direct_proof=forged), "evidence_mismatch")
+        sides.add(forged.proof_id < RI_PROOF.proof_id)
+    assert sides == {True, False}
 
 
 # ------------------------------------------------------------------------------------------
@@ -768,11 +784,13 @@ def test_a_candidate_frame_adds_exactly_the_missing_direction_and_nothing_else()
     candidate = DU_TRACE.replays[0].candidate_frame
     assert _only_one_binding_added(DU_FRAME, candidate)
     (proposal,) = candidate.proposals
-    retyped = dataclasses.replace(
-        candidate,
-        proposals=(dataclasses.replace(proposal, relation_type="state_change.other"),),
-    )
-    assert not _only_one_binding_added(DU_FRAME, retyped)
+    # Relation types sorting before and after the original's: a change either way is refused.
+    for relation_type in ("state_change.other", "state_change.unary_delta_other"):
+        retyped = dataclasses.replace(
+            candidate,
+            proposals=(dataclasses.replace(proposal, relation_type=relation_type),),
+        )
+        assert not _only_one_binding_added(DU_FRAME, retyped), relation_type
 
     def without(*roles: Role) -> Any:
         kept = tuple(b for b in proposal.bindings if b.role not in roles)
@@ -786,3 +804,96 @@ def test_a_candidate_frame_adds_exactly_the_missing_direction_and_nothing_else()
     assert not _only_one_binding_added(bound, candidate)
     # An original missing two roles, and a candidate adding both.
     assert not _only_one_binding_added(without(Role.DELTA, Role.DIRECTION), candidate)
+    # A candidate that adds the direction and drops the target: one binding new, none more.
+    assert not _only_one_binding_added(DU_FRAME, without(Role.TARGET))
+    # One binding more than the original, but two new: the delta rebound to another fact.
+    rebound = tuple(
+        dataclasses.replace(b, fact_id=DU_FRAME.facts[0].fact_id) if b.role is Role.DELTA else b
+        for b in proposal.bindings
+    )
+    two_new = dataclasses.replace(
+        candidate, proposals=(dataclasses.replace(proposal, bindings=rebound),)
+    )
+    assert not _only_one_binding_added(DU_FRAME, two_new)
+
+
+def _proposals(frame, count: int) -> Any:
+    return dataclasses.replace(frame, proposals=frame.proposals[:1] * count)
+
+
+@pytest.mark.obligation("ADR-0226/8.6", "LOCAL-0008/answer_practice")
+@pytest.mark.parametrize(
+    "original_count, candidate_count", [(0, 1), (2, 1), (1, 0), (1, 2), (2, 2), (0, 0)]
+)
+def test_only_a_single_proposal_on_both_sides_can_gain_a_binding(original_count, candidate_count):
+    """docs/adr/0008: the candidate adds one binding to the original's *single* proposal. An
+    original with none or two (proposal_missing, proposal_ambiguous), or a candidate with none
+    or two, is no such frame, whatever the rest; each count is checked on its own side."""
+    original = _proposals(DU_FRAME, original_count)
+    candidate = _proposals(DU_REPLAY.candidate_frame, candidate_count)
+    assert not _only_one_binding_added(original, candidate)
+
+
+@pytest.mark.obligation("ADR-0226/8.6", "LOCAL-0008/answer_practice")
+def test_a_candidate_that_drops_the_second_proposal_is_not_reproducible():
+    """ADR-0226 §7E: the original holds two proposals (proposal_ambiguous); a genuine-looking
+    replay keeps the first, adds its direction and drops the second. The organ's own
+    assessment and proof of that candidate close at 7, so only the one-proposal rule keeps an
+    ambiguous frame from being answered."""
+    frame = _proposals(DU_FRAME, 2)
+    assessment = assess(frame)
+    assert _blockers(assessment) == ("proposal_ambiguous",)
+    forged = _replay_over(
+        DU_REPLAY.candidate_frame,
+        problem_frame_digest=assessment.problem_frame_digest,
+        original_contract_assessment_id=assessment.assessment_id,
+    )
+    assert forged.disposition is ReplayDisposition.CONTRACT_AND_PROOF_CLOSED
+    assert forged.replay_proof.derived_value == 7
+    outcome = decide_answer(frame, assessment, replays=(forged,))
+    _refused(outcome, "replay_not_reproducible", "proposal_ambiguous")
+
+
+@pytest.mark.obligation("LOCAL-0008/answer_practice", "LOCAL-0008/answer_record")
+def test_agreeing_replays_with_different_proofs_cite_the_first_in_the_order_given():
+    """docs/adr/0008: "were eaten" and a second decrease cue "Then" both close at 7, each
+    through its own binding and so its own proof. The answer cites the first closed replay's
+    proof and lists the replays in the order given; reversed, it cites the other proof."""
+    then = dataclasses.replace(DU_FRAME.cues[0].span, text="Then", start=19, end=23)
+    assert DU_FRAME.source_text[19:23] == "Then"
+    frame = dataclasses.replace(
+        DU_FRAME, cues=(*DU_FRAME.cues, GroundedUnaryDeltaCue(Direction.DECREASE, then))
+    )
+    assessment, replays = _two_cue_replays(frame)
+    proofs = [replay.replay_proof for replay in replays]
+    assert [proof.derived_value for proof in proofs] == [7, 7]
+    assert proofs[0].proof_id != proofs[1].proof_id
+    answers = [
+        decide_answer(frame, assessment, replays=(REPLAY_REFUSAL, *ordered))
+        for ordered in (replays, replays[::-1])
+    ]
+    for answer, ordered in zip(answers, (replays, replays[::-1]), strict=True):
+        assert type(answer) is ProofGatedAnswer and (answer.value, answer.unit) == (7, "apple")
+        assert answer.proof_id == ordered[0].replay_proof.proof_id
+        assert answer.replay_ids == tuple(replay.replay_id for replay in ordered)
+    assert answers[0].answer_id != answers[1].answer_id
+
+
+@pytest.mark.obligation("ADR-0226/8.6", "LOCAL-0008/answer_practice")
+def test_a_closed_proof_of_another_value_over_the_genuine_assessment_is_not_reproducible():
+    """ADR-0226 §8.6: the shipped replay, its genuine runnable assessment kept, with its proof
+    rewritten to close at another value. Each record is consistent (closed, bound to that
+    assessment) and the organ's own proof of the candidate closes too, at 7; only comparing
+    the two proofs' identities shows that the replay's evidence is not the organ's. Thirty
+    values give forged proof ids on both sides of the genuine one."""
+    genuine = DU_REPLAY.replay_proof
+    sides = set()
+    for value in (v for v in range(31) if v != genuine.derived_value):
+        proof = ProofRecord.sealed(**fields_for_sealing(genuine, derived_value=value))
+        forged = ReplayResult.sealed(**fields_for_sealing(DU_REPLAY, replay_proof=proof))
+        assert forged.disposition is ReplayDisposition.CONTRACT_AND_PROOF_CLOSED
+        assert forged.replay_assessment == DU_REPLAY.replay_assessment
+        outcome = decide_answer(DU_FRAME, DU_ASSESSMENT, replays=(forged,))
+        _refused(outcome, "replay_not_reproducible", "direction_unbound")
+        sides.add(proof.proof_id < genuine.proof_id)
+    assert sides == {True, False}

@@ -111,6 +111,77 @@ def test_only_is_made_equal_against_a_type_call_is_equivalent_by_rule(tmp_path):
     assert candidates == [flipped, none]
 
 
+_ENUMS = """import enum
+
+class Colour(enum.Enum):
+    RED = "red"
+
+class Loud(enum.Enum):
+    A = "a"
+    def __eq__(self, other):
+        return True
+"""
+_ENUM_FIELDS = """from typing import Annotated
+
+class Paint(Record):
+    colour: Annotated[Colour, member_of(Colour)]
+    tint: Annotated[Colour | None, optional(member_of(Colour))]
+    shade: Annotated[Colour, member_of(Colour)]
+    noise: Annotated[Loud, member_of(Loud)]
+    name: Annotated[str, label]
+
+class Swatch(Record):
+    shade: Annotated[str, label]
+
+def f(paint, colour):
+    return (
+        paint.colour is Colour.RED,
+        Colour.RED is not paint.tint,
+        colour is Colour.RED,
+        paint.shade is Colour.RED,
+        paint.noise is Loud.A,
+        paint.name is Colour.RED,
+        paint.colour is Colour.RED is paint.tint,
+        paint.colour is Swatch.RED,
+    )
+"""
+
+
+@pytest.mark.obligation("LOCAL-0015/enum_field_rule")
+def test_only_a_member_of_field_against_a_plain_enum_member_is_equivalent_by_rule(tmp_path):
+    """docs/adr/0015: `paint.colour is Colour.RED` and `==` agree when every field named
+    `colour` is checked by member_of to be exactly a plain enum, whose == is identity. Not a
+    bare name (an argument nobody checked may define __eq__), not a field name another record
+    declares unchecked, not an enum that defines __eq__, not a chained comparison, not a
+    member of something that is not a plain enum; and only `is` made `==`."""
+    known = ms.enum_fields([_ENUMS, _ENUM_FIELDS])
+    assert known == ms.EnumFields(frozenset({"Colour"}), frozenset({"colour", "tint"}))
+    lines = _ENUM_FIELDS.splitlines()
+    row = lines.index("        paint.colour is Colour.RED,") + 1
+    assert ms.enum_field_identity_spans(_ENUM_FIELDS, known) == [
+        ((row, 8), (row, 34)),
+        ((row + 1, 8), (row + 1, 36)),
+    ]
+    kernel = _root(tmp_path, _ENUM_FIELDS)
+    (kernel / "src/practice_loop/kernel/enums.py").write_text(_ENUMS, encoding="utf-8")
+    same = _site(row, 21, lines[row - 1].strip(), operator="core/ReplaceComparisonOperator_Is_Eq")
+    negated = _site(
+        row + 1, 19, lines[row].strip(), operator="core/ReplaceComparisonOperator_IsNot_NotEq"
+    )
+    flipped = _site(
+        row, 21, lines[row - 1].strip(), operator="core/ReplaceComparisonOperator_Is_IsNot"
+    )
+    unchecked = [
+        _site(
+            row + k, 8, lines[row + k - 1].strip(), operator="core/ReplaceComparisonOperator_Is_Eq"
+        )
+        for k in range(2, 8)
+    ]
+    candidates, reasons, _ = ms.classify(kernel, [same, negated, flipped, *unchecked], [])
+    assert reasons == {same.job_id: ms.ENUM_FIELD_REASON, negated.job_id: ms.ENUM_FIELD_REASON}
+    assert candidates == [flipped, *unchecked]
+
+
 @pytest.mark.obligation("LOCAL-0015/equivalents_with_reasons")
 def test_classify_sets_aside_annotations_and_recorded_entries_and_finds_stale_ones(tmp_path):
     """A recorded entry names one mutant: its place and what it makes of the line, since one

@@ -108,6 +108,16 @@ def test_a_kind_that_is_not_slotted_is_refused_at_construction():
 
 
 @pytest.mark.obligation("LOCAL-0013/fields_declared_once")
+def test_a_kind_that_is_not_frozen_cannot_be_declared():
+    """A record's identity seals its fields once; a mutable kind could change after sealing."""
+    with pytest.raises(TypeError, match="Mutable: declare record kinds frozen and slotted"):
+
+        @dataclasses.dataclass(slots=True)
+        class Mutable(Record):
+            name: Annotated[str, text]
+
+
+@pytest.mark.obligation("LOCAL-0013/fields_declared_once")
 def test_a_declared_kind_checks_its_fields_and_seals_its_identity():
     @dataclasses.dataclass(frozen=True, slots=True)
     class Sealed(Record):

@@ -111,7 +111,12 @@ TYPE_IDENTITY_REASON = (
     "`type(...) is X` made `==` (or `is not` made `!=`): classes compare by identity, and no "
     "class the kernel compares has a metaclass that defines __eq__"
 )
-RULE_REASONS = frozenset({ANNOTATION_REASON, TYPE_IDENTITY_REASON})
+ENUM_FIELD_REASON = (
+    "`record.field is Enum.MEMBER` made `==` (or `is not` made `!=`): every kernel field of that "
+    "name is checked by member_of to be exactly a plain kernel enum (or None), whose == is "
+    "identity, and every stage inspects a record before it reads a field (docs/adr/0003)"
+)
+RULE_REASONS = frozenset({ANNOTATION_REASON, TYPE_IDENTITY_REASON, ENUM_FIELD_REASON})
 _SHARD = re.compile(r"([1-9][0-9]*)/([1-9][0-9]*)")
 _EQUIVALENT_KEYS = frozenset({"file", "operator", "line", "column", "mutated", "reason"})
 
@@ -352,7 +357,107 @@ def type_identity_spans(source: str) -> list[Span]:
     return _spans_of(found, source.splitlines())
 
 
-def equivalence_rules(source: str) -> list[tuple[Span, frozenset[str] | None, str]]:
+@dataclasses.dataclass(frozen=True, slots=True)
+class EnumFields:
+    """What the enum-field rule needs to know of the whole kernel."""
+
+    enums: frozenset[str]  # `class E(enum.Enum)` whose body defines no __eq__
+    fields: frozenset[str]  # names every declaration of which is checked by member_of(E)
+
+
+def enum_fields(sources: Iterable[str]) -> EnumFields:
+    """The plain enums of the kernel, and the field names that are declared only as
+    ``Annotated[..., member_of(E)]`` or ``Annotated[..., optional(member_of(E))]`` of one."""
+    classes = [
+        node
+        for source in sources
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.ClassDef)
+    ]
+
+    def is_enum_base(base: ast.expr) -> bool:
+        return (isinstance(base, ast.Name) and base.id == "Enum") or (
+            isinstance(base, ast.Attribute)
+            and base.attr == "Enum"
+            and isinstance(base.value, ast.Name)
+            and base.value.id == "enum"
+        )
+
+    enums = frozenset(
+        node.name
+        for node in classes
+        if len(node.bases) == 1
+        and is_enum_base(node.bases[0])
+        and not any(
+            isinstance(item, ast.FunctionDef) and item.name == "__eq__" for item in node.body
+        )
+    )
+
+    def call_of(node: ast.expr, name: str) -> ast.expr | None:
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == name
+            and len(node.args) == 1
+            and not node.keywords
+        ):
+            return node.args[0]
+        return None
+
+    def enum_checked(annotation: ast.expr) -> bool:
+        if not (
+            isinstance(annotation, ast.Subscript)
+            and isinstance(annotation.value, ast.Name)
+            and annotation.value.id == "Annotated"
+            and isinstance(annotation.slice, ast.Tuple)
+            and len(annotation.slice.elts) == 2
+        ):
+            return False
+        check = annotation.slice.elts[1]
+        inner = call_of(check, "optional")
+        enum_type = call_of(inner if inner is not None else check, "member_of")
+        return isinstance(enum_type, ast.Name) and enum_type.id in enums
+
+    declared: dict[str, bool] = {}
+    for node in classes:
+        for item in node.body:
+            if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+                name = item.target.id
+                declared[name] = declared.get(name, True) and enum_checked(item.annotation)
+    return EnumFields(enums, frozenset(name for name, only in declared.items() if only))
+
+
+def enum_field_identity_spans(source: str, known: EnumFields) -> list[Span]:
+    """Every ``x.field is E.MEMBER`` or ``is not`` (one comparison, either side) where the
+    field is one ``known`` holds and ``E`` a plain kernel enum."""
+
+    def is_field(node: ast.expr) -> bool:
+        return isinstance(node, ast.Attribute) and node.attr in known.fields
+
+    def is_member(node: ast.expr) -> bool:
+        return (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in known.enums
+        )
+
+    found = [
+        node
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Compare)
+        and len(node.ops) == 1
+        and isinstance(node.ops[0], ast.Is | ast.IsNot)
+        and (
+            (is_field(node.left) and is_member(node.comparators[0]))
+            or (is_member(node.left) and is_field(node.comparators[0]))
+        )
+    ]
+    return _spans_of(found, source.splitlines())
+
+
+def equivalence_rules(
+    source: str, known: EnumFields
+) -> list[tuple[Span, frozenset[str] | None, str]]:
     """The spans of a module where mutants are equivalent by rule: each with the operators
     it holds for (``None``: every operator) and the reason."""
     return [
@@ -360,6 +465,10 @@ def equivalence_rules(source: str) -> list[tuple[Span, frozenset[str] | None, st
         *(
             (span, IDENTITY_AS_EQUALITY, TYPE_IDENTITY_REASON)
             for span in type_identity_spans(source)
+        ),
+        *(
+            (span, IDENTITY_AS_EQUALITY, ENUM_FIELD_REASON)
+            for span in enum_field_identity_spans(source, known)
         ),
     ]
 
@@ -415,9 +524,10 @@ def classify(
     indents: dict[tuple[str, int], int] = {}
     sources: dict[str, str] = {}
     for path in kernel_modules(root):
-        name = path.relative_to(root).as_posix()
-        source = sources[name] = path.read_text(encoding="utf-8")
-        rules[name] = equivalence_rules(source)
+        sources[path.relative_to(root).as_posix()] = path.read_text(encoding="utf-8")
+    known = enum_fields(sources.values())
+    for name, source in sources.items():
+        rules[name] = equivalence_rules(source, known)
         for row, line in enumerate(source.splitlines(), 1):
             indents[name, row] = len(line) - len(line.lstrip())
     reasons: dict[str, str] = {}

@@ -133,14 +133,10 @@ def _reproduced_closure(frame: ProblemFrame, replay: ReplayResult) -> ProofRecor
     candidate = replay.candidate_frame
     if not _only_one_binding_added(frame, candidate):
         return None
-    reassessed = assess(candidate)
-    if (
-        type(reassessed) is not ContractAssessment
-        or reassessed.assessment_id != replay.replay_assessment.assessment_id
-        or reassessed.status is not AssessmentStatus.RUNNABLE
-    ):
-        return None
-    proof = check_proof(candidate, reassessed)
+    # check_proof refuses an assessment that is not runnable. A closed replay's proof is bound
+    # to its assessment and a proof's identity covers the assessment it checked, so equal
+    # proof ids mean the replay's assessment is the organ's own as well.
+    proof = check_proof(candidate, assess(candidate))
     if type(proof) is not ProofRecord or replay.replay_proof is None:
         return None
     if proof.proof_id != replay.replay_proof.proof_id or proof.status is not ProofStatus.CLOSED:
@@ -171,13 +167,14 @@ def decide_answer(
         return _refusal(R.INPUT_MALFORMED, assessment)
     frame_digest = problem_frame_digest(frame)
     results = [r for r in replays if type(r) is ReplayResult]
-    if assessment.problem_frame_digest != frame_digest or any(
+    if any(
         (r.problem_frame_digest, r.original_contract_assessment_id)
         != (frame_digest, assessment.assessment_id)
         for r in results
     ):
         return _refusal(R.EVIDENCE_MISMATCH, assessment)
-    # Only the organ's own judgement of this very frame counts (ADR-0226 §8.1).
+    # Only the organ's own judgement of this very frame counts (ADR-0226 §8.1); its identity
+    # covers the frame's digest, so an assessment of another frame is refused here too.
     reproduced = assess(frame)
     if type(reproduced) is not ContractAssessment or (
         reproduced.assessment_id != assessment.assessment_id

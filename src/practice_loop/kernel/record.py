@@ -429,7 +429,10 @@ def _admits(record: Record, trust: _Trust) -> bool:
 
 def _declare(kind: type[Record]) -> None:
     """Derive a kind's ``SCHEMA`` and its encoding and decoding tables from its fields, once,
-    when the class is made; a field declared without exactly one check is a ``TypeError``."""
+    when the class is made; a field declared without exactly one check, or a kind that is not
+    frozen, is a ``TypeError``."""
+    if not kind.__dataclass_params__.frozen:  # type: ignore[attr-defined]
+        raise TypeError(f"{kind.__name__}: declare record kinds frozen and slotted")
     fields = dataclasses.fields(kind)  # type: ignore[arg-type]
     hints = typing.get_type_hints(kind, include_extras=True)
     schema, decoding = [], {}
