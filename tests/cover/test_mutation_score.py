@@ -73,6 +73,33 @@ def test_only_function_annotations_of_a_postponed_module_are_equivalent_by_rule(
     assert ms.annotation_spans(_MODULE.replace("from __future__ import annotations\n", "")) == []
 
 
+_SCOPES = """from __future__ import annotations
+
+LIMITS: dict[str, int | None] = {}
+
+
+class Row:
+    limit: int | None = None
+
+
+def f() -> None:
+    local: int | None = None
+"""
+
+
+@pytest.mark.obligation("LOCAL-0015/annotation_rule")
+def test_a_module_scope_annotation_is_equivalent_by_rule_and_a_class_body_one_is_not():
+    """A variable's annotation at module scope is kept as a string nobody reads; a class
+    body's may be a record field's, which record.py evaluates. (A local variable's is never
+    evaluated either, but the rule claims no more than it needs.)"""
+    lines = _SCOPES.splitlines()
+    assert ms.annotation_spans(_SCOPES) == [
+        ((3, 8), (3, lines[2].index(" = {}"))),
+        ((10, 11), (10, 15)),  # the return annotation; not the local variable's
+    ]
+    assert ms.annotation_spans(_SCOPES.replace("from __future__ import annotations\n", "")) == []
+
+
 @pytest.mark.obligation("LOCAL-0015/annotation_rule")
 def test_annotation_columns_are_characters_not_bytes():
     """cosmic-ray counts characters; ast counts UTF-8 bytes."""

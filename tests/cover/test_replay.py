@@ -248,13 +248,19 @@ def test_a_runnable_original_is_not_replayed():
 
 @pytest.mark.obligation("LOCAL-0006/validation_order", "ADR-0226/8.1")
 def test_a_forged_refused_assessment_is_not_reproducible():
-    """The original assessment must be the organ's own judgement of this frame."""
-    forged = resealed(EXAMPLE.chain.assessment, blockers=EXAMPLE.chain.assessment.blockers * 2)
-    reconstruction = CandidateReconstruction.sealed(
-        **fields_for_sealing(RECONSTRUCTION, original_contract_assessment_id=forged.assessment_id)
-    )
-    outcome = replay_candidate(EXAMPLE.chain.frame, forged, reconstruction)
-    assert outcome.reason_codes == ("assessment_not_reproducible",)
+    """The original assessment must be the organ's own judgement of this frame; forged ids
+    on both sides of the genuine one, so no ordering of ids stands in for their equality."""
+    genuine = EXAMPLE.chain.assessment
+    forgeries = [resealed(genuine, blockers=genuine.blockers * k) for k in range(2, 12)]
+    assert {f.assessment_id < genuine.assessment_id for f in forgeries} == {True, False}
+    for forged in forgeries:
+        reconstruction = CandidateReconstruction.sealed(
+            **fields_for_sealing(
+                RECONSTRUCTION, original_contract_assessment_id=forged.assessment_id
+            )
+        )
+        outcome = replay_candidate(EXAMPLE.chain.frame, forged, reconstruction)
+        assert outcome.reason_codes == ("assessment_not_reproducible",)
 
 
 garbage = st.one_of(st.none(), st.integers(), st.text(), st.dictionaries(st.text(), st.integers()))

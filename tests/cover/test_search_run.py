@@ -756,6 +756,12 @@ def test_record_attempts_checks_its_run_and_manifest(chain):
     other = _manifest(_row(attempts=2))
     outcome = record_attempts(opened, other, ())
     assert type(outcome) is SearchRunRefusal and outcome.reason_codes == ("operator_set_mismatch",)
+    # Sealed afresh, naming the manifest's own id but another version, sorting before or after.
+    for version in ("a.v1", "z.v1"):
+        other_version = resealed(opened, operator_set_version=version)
+        outcome = record_attempts(other_version, manifest, ())
+        assert type(outcome) is SearchRunRefusal
+        assert outcome.reason_codes == ("operator_set_mismatch",), version
     forged = tampered(opened, max_candidates=50)
     outcome = record_attempts(forged, manifest, ())
     assert type(outcome) is SearchRunRefusal and outcome.reason_codes == ("opened_run_malformed",)

@@ -14,8 +14,10 @@ even be imported: the suite noticed), ``timed_out`` (counted as killed, listed a
 ``survived``, ``unconfirmed`` (its killing test fails unmutated too: not a kill), or
 ``incompetent`` (cosmic-ray's word: the operator no longer applies, or the mutated module does
 not compile; never scored). ``equivalent`` mutants are never run, and each carries its reason:
-a site inside a function's annotation, which Python never evaluates here (PEP 563), or an
-entry of ``docs/kernel-equivalents.toml``. The score is killed (with timeouts) over
+a site inside a function's or a module-scope variable's annotation, which Python never
+evaluates here (PEP 563), ``type(...) is X`` or a ``member_of`` field ``is`` an enum member
+made ``==`` (the reasons below say why), or an entry of
+``docs/kernel-equivalents.toml``. The score is killed (with timeouts) over
 killed, survived and unconfirmed.
 
 CI judges a seeded sample (``--sample N --seed S``); the nightly workflow judges every mutant,
@@ -98,9 +100,9 @@ CROSS_STAGE_TESTS = (
     "tests/quality",
 )
 ANNOTATION_REASON = (
-    "inside a function's annotation, which Python never evaluates in this module "
-    "(from __future__ import annotations); the kernel evaluates only record fields' "
-    "annotations (record.py)"
+    "inside a function's or a module-scope variable's annotation, which Python never "
+    "evaluates in this module (from __future__ import annotations); the kernel evaluates "
+    "only record fields' annotations (record.py, trace.py)"
 )
 # `is` and `==` agree when one side is a class: classes compare by identity, and no class the
 # kernel compares (records, enums, builtins) has a metaclass that defines __eq__.
@@ -309,8 +311,9 @@ def _spans_of(nodes: Iterable[ast.expr], lines: Sequence[str]) -> list[Span]:
 
 
 def annotation_spans(source: str) -> list[Span]:
-    """Every function annotation of a module that has ``from __future__ import annotations``;
-    none for a module without it."""
+    """Every function annotation, and every annotation of a variable at module scope, of a
+    module that has ``from __future__ import annotations``; none for a module without it. A
+    class body's annotations are not among them: a record's are its fields' checks."""
     tree = ast.parse(source)
     postponed = any(
         isinstance(node, ast.ImportFrom)
@@ -320,7 +323,10 @@ def annotation_spans(source: str) -> list[Span]:
     )
     if not postponed:
         return []
-    annotations: list[ast.expr] = []
+    # Module scope only: ``tree.body``, not a class's or a function's body.
+    annotations: list[ast.expr] = [
+        node.annotation for node in tree.body if isinstance(node, ast.AnnAssign)
+    ]
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             arguments = node.args

@@ -1,0 +1,129 @@
+"""The field checks of ``kernel.checks`` at their boundaries (docs/adr/0003).
+
+Each check is met through the records that declare it everywhere else; here every check is
+asked directly about the values on either side of each of its limits, so a limit moved or a
+fast path that accepts too much is seen in this file, whichever record would have met it.
+"""
+
+from __future__ import annotations
+
+import enum
+
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from practice_loop.kernel.checks import (
+    MAX_SEQUENCE,
+    Defect,
+    code,
+    digest,
+    exactly,
+    flag,
+    label,
+    member_of,
+    non_negative_int,
+    optional,
+    or_blank,
+    positive_int,
+    text,
+    tuple_of,
+    version,
+    version_pairs,
+)
+from practice_loop.kernel.identity import MAX_SAFE_INT, MAX_TEXT_LENGTH
+
+
+class _Colour(enum.Enum):
+    RED = "red"
+
+
+class _Other(enum.Enum):
+    RED = "red"
+
+
+UNSORTED = Defect.PAIRS_NOT_SORTED_UNIQUE
+
+# (id, check, value, the defect expected or None)
+CASES = [
+    ("non-negative-zero", non_negative_int, 0, None),
+    ("non-negative-largest-safe", non_negative_int, MAX_SAFE_INT, None),
+    ("non-negative-above-safe", non_negative_int, MAX_SAFE_INT + 1, Defect.INT_OUT_OF_RANGE),
+    ("non-negative-minus-one", non_negative_int, -1, Defect.NEGATIVE_VALUE),
+    ("non-negative-below-safe", non_negative_int, -MAX_SAFE_INT - 1, Defect.INT_OUT_OF_RANGE),
+    ("non-negative-bool", non_negative_int, True, Defect.BOOL_NOT_INT),
+    ("non-negative-float", non_negative_int, 1.0, Defect.FLOAT_NOT_INT),
+    ("non-negative-str", non_negative_int, "1", Defect.WRONG_TYPE),
+    ("positive-one", positive_int, 1, None),
+    ("positive-largest-safe", positive_int, MAX_SAFE_INT, None),
+    ("positive-above-safe", positive_int, MAX_SAFE_INT + 1, Defect.INT_OUT_OF_RANGE),
+    ("positive-zero", positive_int, 0, Defect.NOT_POSITIVE),
+    ("positive-minus-one", positive_int, -1, Defect.NOT_POSITIVE),
+    ("positive-bool", positive_int, True, Defect.BOOL_NOT_INT),
+    ("flag-true", flag, True, None),
+    ("flag-int", flag, 1, Defect.WRONG_TYPE),
+    ("text-empty", text, "", None),
+    ("text-longest", text, "a" * MAX_TEXT_LENGTH, None),
+    ("text-too-long", text, "a" * (MAX_TEXT_LENGTH + 1), Defect.TEXT_TOO_LONG),
+    ("text-lone-surrogate", text, "a\ud800", Defect.TEXT_LONE_SURROGATE),
+    ("text-bytes", text, b"a", Defect.WRONG_TYPE),
+    ("label-one-char", label, "a", None),
+    ("label-empty", label, "", Defect.TEXT_EMPTY),
+    ("label-too-long", label, "a" * (MAX_TEXT_LENGTH + 1), Defect.TEXT_TOO_LONG),
+    ("digest-ok", digest, "0" * 64, None),
+    ("digest-short", digest, "0" * 63, Defect.DIGEST_MALFORMED),
+    ("digest-long", digest, "0" * 65, Defect.DIGEST_MALFORMED),
+    ("digest-upper", digest, "A" * 64, Defect.DIGEST_MALFORMED),
+    ("digest-int", digest, 0, Defect.WRONG_TYPE),
+    ("version-ok", version, "compute_budget.v1", None),
+    ("version-v0", version, "compute_budget.v0", Defect.VERSION_MALFORMED),
+    ("version-six-digits", version, "a.v999999", None),
+    ("version-seven-digits", version, "a.v1000000", Defect.VERSION_MALFORMED),
+    ("version-none", version, None, Defect.WRONG_TYPE),
+    ("code-ok", code, "a" * 96, None),
+    ("code-too-long", code, "a" * 97, Defect.CODE_MALFORMED),
+    ("code-leading-digit", code, "1a", Defect.CODE_MALFORMED),
+    ("code-int", code, 1, Defect.WRONG_TYPE),
+    ("exactly-supported", exactly("a.v1"), "a.v1", None),
+    ("exactly-other-version", exactly("a.v1"), "a.v2", Defect.VERSION_UNSUPPORTED),
+    ("exactly-not-a-version", exactly("a.v1"), "a", Defect.VERSION_MALFORMED),
+    ("exactly-int", exactly("a.v1"), 1, Defect.WRONG_TYPE),
+    ("member-of-member", member_of(_Colour), _Colour.RED, None),
+    ("member-of-value", member_of(_Colour), "red", Defect.UNKNOWN_ENUM_VALUE),
+    ("member-of-other-enum", member_of(_Colour), _Other.RED, Defect.WRONG_TYPE),
+    ("optional-none", optional(positive_int), None, None),
+    ("optional-inner-checked", optional(positive_int), 0, Defect.NOT_POSITIVE),
+    ("or-blank-blank", or_blank(digest), "", None),
+    ("or-blank-inner-checked", or_blank(digest), "x", Defect.DIGEST_MALFORMED),
+    ("tuple-empty", tuple_of(positive_int), (), None),
+    ("tuple-empty-refused", tuple_of(positive_int, non_empty=True), (), Defect.SEQUENCE_EMPTY),
+    ("tuple-list", tuple_of(positive_int), [1], Defect.SEQUENCE_NOT_TUPLE),
+    ("tuple-longest", tuple_of(positive_int), (1,) * MAX_SEQUENCE, None),
+    ("tuple-too-long", tuple_of(positive_int), (1,) * (MAX_SEQUENCE + 1), Defect.SEQUENCE_TOO_LONG),
+    ("tuple-item-checked", tuple_of(positive_int), (1, 0), Defect.NOT_POSITIVE),
+    ("pairs-ok", version_pairs, (("a", "a.v1"), ("b", "b.v1")), None),
+    ("pairs-unsorted", version_pairs, (("b", "b.v1"), ("a", "a.v1")), UNSORTED),
+    ("pairs-repeated", version_pairs, (("a", "a.v1"), ("a", "a.v1")), UNSORTED),
+    ("pairs-triple", version_pairs, (("a", "a.v1", "x"),), Defect.WRONG_TYPE),
+    ("pairs-bad-version", version_pairs, (("a", "a"),), Defect.VERSION_MALFORMED),
+    ("pairs-list", version_pairs, [("a", "a.v1")], Defect.SEQUENCE_NOT_TUPLE),
+]
+
+
+@pytest.mark.parametrize(
+    ("check", "value", "expected"),
+    [pytest.param(check, value, expected, id=ident) for ident, check, value, expected in CASES],
+)
+def test_each_check_answers_its_defect_on_either_side_of_each_limit(check, value, expected):
+    assert check(value) is expected
+
+
+@given(st.integers(min_value=-(2**60), max_value=2**60))
+@example(MAX_SAFE_INT)
+@example(MAX_SAFE_INT + 1)
+@example(0)
+@example(1)
+def test_the_integer_checks_accept_exactly_their_safe_range(value):
+    """The fast path of each integer check agrees with the full check for every int."""
+    assert (non_negative_int(value) is None) == (0 <= value <= MAX_SAFE_INT)
+    assert (positive_int(value) is None) == (1 <= value <= MAX_SAFE_INT)
