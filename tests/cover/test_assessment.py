@@ -482,3 +482,14 @@ def test_one_state_of_one_entity():
     )
     doubled = replace(frame, proposals=(same_fact,))
     assert [b.code for b in assess(doubled).blockers] == [BlockerCode.ROLE_CONFLICT]
+    # Two facts whichever way their ids sort: the initial's id after the delta's is no conflict.
+    swap = {"q1": "q2", "q2": "q1"}
+    swapped = replace(
+        proposal,
+        bindings=tuple(
+            replace(b, fact_id=swap[b.fact_id]) if b.fact_id in swap else b
+            for b in proposal.bindings
+        ),
+    )
+    assert swapped.binding(Role.INITIAL).fact_id > swapped.binding(Role.DELTA).fact_id
+    assert assess(replace(frame, proposals=(swapped,))).status is AssessmentStatus.RUNNABLE

@@ -37,7 +37,7 @@ from practice_loop.kernel import (
     canonical_json,
     project_residuals,
 )
-from practice_loop.kernel.residual import RESIDUAL_KIND_BY_BLOCKER
+from practice_loop.kernel.residual import RESIDUAL_KIND_BY_BLOCKER, residual_kind_for
 from practice_strategies import (
     FRAME_RECIPES,
     digests,
@@ -199,6 +199,31 @@ def test_every_blocker_code_projects_to_its_kind(blocker_code: BlockerCode) -> N
     assert residual.kind is EXPECTED_KIND[blocker_code]
     assert residual.residual_code == blocker_code.value
     assert residual.evidence_spans == (span, span)
+
+
+class _PassesForAMember:
+    """Hashes and compares equal like the member it names, without being it."""
+
+    def __init__(self, member: BlockerCode) -> None:
+        self.member = member
+
+    def __hash__(self) -> int:
+        return hash(self.member)
+
+    def __eq__(self, other: object) -> bool:
+        return True
+
+
+@pytest.mark.obligation("LOCAL-0001/kind_table")
+@pytest.mark.parametrize("blocker_code", list(RESIDUAL_KIND_BY_BLOCKER), ids=lambda c: c.value)
+def test_only_the_member_itself_has_its_kind(blocker_code: BlockerCode) -> None:
+    """docs/adr/0001: the table is read by identity; its value or an object that passes for the
+    member in a dict is unclassified, never a searchable kind."""
+    assert residual_kind_for(blocker_code) is RESIDUAL_KIND_BY_BLOCKER[blocker_code]
+    impostor = _PassesForAMember(blocker_code)
+    assert RESIDUAL_KIND_BY_BLOCKER.get(impostor) is RESIDUAL_KIND_BY_BLOCKER[blocker_code]
+    assert residual_kind_for(impostor) is ResidualKind.UNCLASSIFIED  # type: ignore[arg-type]
+    assert residual_kind_for(blocker_code.value) is ResidualKind.UNCLASSIFIED  # type: ignore[arg-type]
 
 
 @pytest.mark.obligation("LOCAL-0001/refusals", "ADR-0226/8.2")

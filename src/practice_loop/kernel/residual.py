@@ -48,14 +48,15 @@ RESIDUAL_KIND_BY_BLOCKER: Mapping[BlockerCode, ResidualKind] = types.MappingProx
 
 
 def residual_kind_for(blocker_code: BlockerCode) -> ResidualKind:
-    """The kind of a blocker's residual; a hazard is never a searchable kind.
+    """The kind of a blocker's residual; a hazard is never a searchable kind, nor is anything
+    that is not exactly a ``BlockerCode`` member (an object equal to one is not one).
 
     post: (__return__ is ResidualKind.UNCLASSIFIED) != (blocker_code in RESIDUAL_KIND_BY_BLOCKER)
     post: not blocker_code.value.startswith("hazard_") or __return__ is ResidualKind.UNCLASSIFIED
     """
-    if type(blocker_code) is BlockerCode:  # found by identity: an enum's hash is Python code
-        return _KIND_BY_BLOCKER_ID.get(id(blocker_code), ResidualKind.UNCLASSIFIED)
-    return RESIDUAL_KIND_BY_BLOCKER.get(blocker_code, ResidualKind.UNCLASSIFIED)
+    # Found by identity: only a member itself has a member's id, and an enum's hash is Python
+    # code, slower than this lookup.
+    return _KIND_BY_BLOCKER_ID.get(id(blocker_code), ResidualKind.UNCLASSIFIED)
 
 
 # The table above, keyed by each member's identity (members live as long as their class).
