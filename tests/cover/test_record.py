@@ -26,6 +26,7 @@ from practice_loop.kernel import (
 from practice_loop.kernel import record as record_module
 from practice_loop.kernel import trust as trust_module
 from practice_loop.kernel.checks import Defect, RecordError, digest, non_negative_int, text
+from practice_loop.kernel.identity import CanonicalizationError
 from practice_loop.kernel.record import Record, inspect_record
 from practice_strategies import chains, problem_frames
 
@@ -139,6 +140,36 @@ def test_a_declared_kind_checks_its_fields_and_seals_its_identity():
         "sealed_id",
         Defect.IDENTITY_MISMATCH,
     )
+
+
+def _admits_anything(value: object) -> Defect | None:
+    """A check looser than the hashable profile: a float passes it, never the profile."""
+    return None
+
+
+@pytest.mark.obligation("LOCAL-0013/fields_declared_once")
+def test_a_value_its_check_admits_but_the_profile_refuses_is_refused_where_it_is_hashed():
+    """A sealed kind is hashed when it is validated, so a value outside the profile makes it
+    not canonical then; a kind without an id is refused when its bytes are first asked for."""
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class SealedLoose(Record):
+        loose_id: Annotated[str, digest]
+        value: Annotated[object, _admits_anything]
+
+        ID_FIELD: ClassVar = "loose_id"
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class PlainLoose(Record):
+        value: Annotated[object, _admits_anything]
+
+    with pytest.raises(RecordError, match=r"SealedLoose\.\$: not_canonical"):
+        SealedLoose("0" * 64, 1.5)
+    assert SealedLoose.sealed(value=1).value == 1
+    plain = PlainLoose(1.5)
+    assert inspect_record(plain, PlainLoose) is None
+    with pytest.raises(CanonicalizationError):
+        plain.canonical_bytes()
 
 
 @pytest.mark.obligation("LOCAL-0013/one_encoder")

@@ -224,6 +224,20 @@ def test_invalid_input_is_an_adapter_refusal(reason):
     assert outcome.reason_codes == (reason,)
 
 
+@pytest.mark.obligation("LOCAL-0006/validation_order", "LOCAL-0006/refusal_distinct")
+def test_an_original_other_than_the_one_the_candidate_names_is_a_mismatch():
+    """docs/adr/0006: the original must be the assessment the reconstruction names; forged
+    originals whose ids fall on both sides of the named one, so no ordering stands in for
+    equality (one that sorted after would reach the reproduction check, another reason)."""
+    genuine = EXAMPLE.chain.assessment
+    forgeries = [resealed(genuine, blockers=genuine.blockers * k) for k in range(2, 12)]
+    assert {f.assessment_id < genuine.assessment_id for f in forgeries} == {True, False}
+    for forged in forgeries:
+        outcome = replay_candidate(EXAMPLE.chain.frame, forged, RECONSTRUCTION)
+        assert type(outcome) is ReplayRefusal
+        assert outcome.reason_codes == ("assessment_mismatch",)
+
+
 @pytest.mark.obligation("LOCAL-0006/validation_order")
 def test_a_runnable_original_is_not_replayed():
     """ADR-0226 §6: a runnable assessment takes the existing path, never search."""

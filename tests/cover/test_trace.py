@@ -511,6 +511,19 @@ CROSS = {
         },
         ("replay", "outcome"),
     ),
+    # A stage's record dropped from a searched trace: each row that reads it fails, and none
+    # of them may read a record that is not there.
+    "gate_dropped": (
+        DU,
+        lambda t: {"gate_decision": None},
+        ("stages", "budget", "search_input", "operator"),
+    ),
+    "budget_dropped": (
+        DU,
+        lambda t: {"budget_decision": None},
+        ("stages", "search_input", "operator"),
+    ),
+    "search_input_dropped": (DU, lambda t: {"search_input": None}, ("stages", "run")),
 }
 
 
@@ -560,7 +573,6 @@ def test_a_trace_cut_short_diverges_at_the_first_stage_it_lacks(cut, missing):
     assert replay_divergence(forged) == TraceFailure(
         F.REPLAY_DIVERGED, missing, "replayed trace differs"
     )
-
 
 
 @pytest.mark.obligation("LOCAL-0007/cross_identity_table", "ADR-0226/8.9")
