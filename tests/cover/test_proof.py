@@ -381,6 +381,25 @@ def _labelled_frame() -> ProblemFrame:
 
 
 @pytest.mark.obligation("LOCAL-0005/proof_obligations")
+@pytest.mark.parametrize(
+    ("direction", "explanation"),
+    [(Direction.DECREASE, "closed: 5 - 2 = 3"), (Direction.INCREASE, "closed: 5 + 2 = 7")],
+)
+def test_a_closed_proof_explains_its_arithmetic(direction: Direction, explanation: str) -> None:
+    """The explanation is prose outside every identity, but it is what a reviewer reads
+    (Workbench, ``show``), so its sign follows the direction the proof applied."""
+    proof = proved(with_arithmetic(_labelled_frame(), 5, 2, direction))
+    assert proof.explanation == explanation
+
+
+@pytest.mark.obligation("LOCAL-0005/proof_obligations")
+def test_a_refused_proof_explains_which_obligations_failed() -> None:
+    proof = proved(with_arithmetic(_labelled_frame(), 1, 2, Direction.DECREASE))
+    assert proof.status is ProofStatus.REFUSED
+    assert proof.explanation == "refused: result_non_negative"
+
+
+@pytest.mark.obligation("LOCAL-0005/proof_obligations")
 def test_labelled_example_five_minus_two_is_three() -> None:
     """ADR-0226 §7E: "Ann had 5 apples. She ate 2." closes with 3 apple."""
     proof = proved(_labelled_frame())

@@ -308,6 +308,63 @@ def test_result_record_refuses_a_disposition_its_evidence_does_not_entail():
         assert raised.value.found.defect is Defect.INCONSISTENT_FIELDS
 
 
+@pytest.mark.obligation("LOCAL-0006/result_invariant")
+@pytest.mark.parametrize("other", ["0" * 64, "f" * 64], ids=["sorting_before", "sorting_after"])
+def test_a_result_whose_records_name_another_frame_or_assessment_is_refused(other):
+    """docs/adr/0006: the replay's assessment judged the candidate frame, and its proof is
+    bound to that assessment, by exact identity: another id is refused whichever way it sorts."""
+    outcome = replay_candidate(EXAMPLE.chain.frame, EXAMPLE.chain.assessment, RECONSTRUCTION)
+    for field, changes in (
+        (
+            "replay_assessment",
+            {"replay_assessment": resealed(outcome.replay_assessment, problem_frame_digest=other)},
+        ),
+        (
+            "disposition",
+            {"replay_proof": resealed(outcome.replay_proof, contract_assessment_id=other)},
+        ),
+    ):
+        with pytest.raises(RecordError) as raised:
+            ReplayResult.sealed(**fields_for_sealing(outcome, **changes))
+        assert (raised.value.found.field, raised.value.found.defect) == (
+            field,
+            Defect.INCONSISTENT_FIELDS,
+        )
+
+
+def _proof_refused_replay() -> ReplayResult:
+    """The shipped example with 3 apples instead of 12: eating 5 leaves fewer than none."""
+    frame = direction_unbound().frame
+    initial = dataclasses.replace(frame.facts[0], value=3)
+    proposed = propose(dataclasses.replace(frame, facts=(initial, *frame.facts[1:])))
+    outcome = replay_candidate(
+        proposed.chain.frame, proposed.chain.assessment, proposed.result.reconstruction
+    )
+    assert type(outcome) is ReplayResult
+    assert outcome.disposition is ReplayDisposition.CONTRACT_CLOSED_BUT_PROOF_REFUSED
+    return outcome
+
+
+@pytest.mark.obligation("LOCAL-0006/result_invariant")
+def test_a_result_claiming_other_blockers_than_its_evidence_shows_is_refused():
+    """The blockers a result carries are exactly those its evidence entails: fewer, more or
+    others, sorting before or after them, are refused."""
+    outcome = _proof_refused_replay()
+    assert outcome.replay_blockers == ("result_non_negative",)
+    for blockers in ((), ("a",), ("z",), ("result_non_negative", "result_non_negative")):
+        with pytest.raises(RecordError) as raised:
+            ReplayResult.sealed(**fields_for_sealing(outcome, replay_blockers=blockers))
+        assert raised.value.found.field == "disposition", blockers
+
+
+@pytest.mark.obligation("LOCAL-0006/result_invariant")
+def test_a_result_explains_its_disposition_and_blockers():
+    closed = replay_candidate(EXAMPLE.chain.frame, EXAMPLE.chain.assessment, RECONSTRUCTION)
+    assert closed.explanation == "contract_and_proof_closed"
+    outcome = _proof_refused_replay()
+    assert outcome.explanation == "contract_closed_but_proof_refused: result_non_negative"
+
+
 def _rebound(frame, assessment) -> CandidateReconstruction:
     """The example's reconstruction, rebound to another frame and its assessment."""
     digest = problem_frame_digest(frame)
