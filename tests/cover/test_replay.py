@@ -32,6 +32,7 @@ from practice_loop.kernel import (
     replay_candidate,
 )
 from practice_loop.kernel.operators import candidate_digest_of
+from practice_loop.kernel.replay import apply_candidate
 from practice_strategies import (
     FRAME_RECIPES,
     build_chain,
@@ -355,6 +356,22 @@ def test_a_result_claiming_other_blockers_than_its_evidence_shows_is_refused():
         with pytest.raises(RecordError) as raised:
             ReplayResult.sealed(**fields_for_sealing(outcome, replay_blockers=blockers))
         assert raised.value.found.field == "disposition", blockers
+
+
+@pytest.mark.obligation("LOCAL-0006/apply_candidate")
+def test_a_payload_applies_only_to_a_frame_with_one_proposal_of_its_relation():
+    """docs/adr/0006, Applying: no proposal, two, or one of another relation (sorting before
+    or after the payload's) is ``None``, never a frame."""
+    frame = EXAMPLE.chain.frame
+    payload = RECONSTRUCTION.candidate_payload
+    (proposal,) = frame.proposals
+    assert apply_candidate(frame, payload) is not None
+    assert apply_candidate(dataclasses.replace(frame, proposals=()), payload) is None
+    both = dataclasses.replace(frame, proposals=(proposal, proposal))
+    assert apply_candidate(both, payload) is None
+    for relation in ("a.relation", "z.relation"):
+        other = dataclasses.replace(proposal, relation_type=relation)
+        assert apply_candidate(dataclasses.replace(frame, proposals=(other,)), payload) is None
 
 
 @pytest.mark.obligation("LOCAL-0006/result_invariant")
