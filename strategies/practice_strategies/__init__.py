@@ -41,7 +41,7 @@ from .registration import (
     record_strategy,
     traces,
 )
-from .tampering import fields_for_sealing, other_digest, resealed, tampered
+from .tampering import fields_for_sealing, neighbouring_digest, other_digest, resealed, tampered
 
 __all__ = [
     "ALL_ROLES",
@@ -65,6 +65,7 @@ __all__ = [
     "labels",
     "malformed_digests",
     "malformed_versions",
+    "neighbouring_digest",
     "oracle",
     "other_digest",
     "problem_frames",

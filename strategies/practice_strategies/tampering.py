@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from practice_loop.harness.catalogue.forging import (
     fields_for_sealing,
+    neighbouring_digest,
     other_digest,
     resealed,
     tampered,
 )
 
-__all__ = ["fields_for_sealing", "other_digest", "resealed", "tampered"]
+__all__ = ["fields_for_sealing", "neighbouring_digest", "other_digest", "resealed", "tampered"]

@@ -70,6 +70,7 @@ from practice_strategies import (
     FRAME_RECIPES,
     build_chain,
     fields_for_sealing,
+    neighbouring_digest,
     oracle,
     other_digest,
     problem_frames,
@@ -1106,14 +1107,21 @@ REFUSALS: dict[str, tuple[Callable[[Context], object], OperatorRefusalReason]] =
     "LOCAL-0008/preconditions",
     "LOCAL-0008/cue_rules",
 )
+@pytest.mark.parametrize("side", ["before", "after"])
 @pytest.mark.parametrize("label", sorted(REFUSALS))
 @share(10)
 @given(ctx=contexts())
-def test_every_precondition_refuses_with_its_reason(label, ctx):
+def test_every_precondition_refuses_with_its_reason(label, side, ctx):
     """ADR-0231 §7.3 (1-22), §17, §18.7-14: each corruption is a typed refusal with its
-    exact reason; no partial candidate; the refusal id reproduces."""
+    exact reason; no partial candidate; the refusal id reproduces. Each forged id is drawn
+    once just before and once just after the true one, so no check that orders ids where
+    it should compare them passes."""
     corrupt, reason = REFUSALS[label]
-    _assert_refused(corrupt(ctx), reason)
+    after = side == "after"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setitem(globals(), "other_digest", lambda d: neighbouring_digest(d, after=after))
+        outcome = corrupt(ctx)
+    _assert_refused(outcome, reason)
 
 
 @pytest.mark.obligation("LOCAL-0008/preconditions")

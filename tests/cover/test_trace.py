@@ -70,6 +70,7 @@ from practice_loop.kernel.trace import (
 from practice_strategies import (
     FRAME_RECIPES,
     fields_for_sealing,
+    neighbouring_digest,
     oracle,
     other_digest,
     problem_frames,
@@ -533,11 +534,15 @@ CROSS = {
     "ADR-0226/8.9",
     "ADR-0226/9.8",
 )
+@pytest.mark.parametrize("side", ["before", "after"])
 @pytest.mark.parametrize("name", sorted(CROSS))
-def test_each_cross_identity_row(name):
+def test_each_cross_identity_row(name, side, monkeypatch):
     """0007 step 3: a resealed trace whose records no longer bind each other fails exactly
     the rows of the table that compare them (cascades written out); replay_divergence names
-    the first stage whose digest differs from the genuine trace's."""
+    the first stage whose digest differs from the genuine trace's. Each forged id is the one
+    just before the true id, then the one just after, so no row may order ids it compares."""
+    after = side == "after"
+    monkeypatch.setitem(globals(), "other_digest", lambda d: neighbouring_digest(d, after=after))
     trace, change, stages = CROSS[name]
     forged = _resealed_trace(trace, **change(trace))
     verification = verify_sealed_trace(forged)

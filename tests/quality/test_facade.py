@@ -22,7 +22,8 @@ EXPORTS = {
     # the labelled corruption catalogue
     "corruptions", "CATALOGUE", "Corruption", "by_clause",
     # tampering, budgets, vocabulary, oracle
-    "fields_for_sealing", "other_digest", "resealed", "tampered", "share", "vocabulary",
+    "fields_for_sealing", "neighbouring_digest", "other_digest", "resealed", "tampered",
+    "share", "vocabulary",
     "oracle",
 }  # fmt: skip
 

@@ -88,6 +88,14 @@ def other_digest(digest: str) -> str:
     return ("1" if digest[0] == "0" else "0") + digest[1:]
 
 
+def neighbouring_digest(digest: str, *, after: bool) -> str:
+    """The well-formed digest just after ``digest`` or just before it (wrapping round at the
+    ends), so that a test can forge an id on each side of the true one: a check that compares
+    ids by order instead of equality passes a forgery on one side only."""
+    value = (int(digest, 16) + (1 if after else -1)) % 16 ** len(digest)
+    return f"{value:0{len(digest)}x}"
+
+
 def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
