@@ -275,6 +275,8 @@ def test_check_proof_never_raises_on_garbage(frame: object, assessment: object) 
         (ProofStatus.CLOSED, True, None, "apple", "derived_value"),
         (ProofStatus.CLOSED, True, 3, None, "derived_value"),
         (ProofStatus.REFUSED, False, 3, None, "derived_value"),
+        # A refused proof that names a unit but no value: each half is checked on its own.
+        (ProofStatus.REFUSED, False, None, "apple", "derived_value"),
     ],
 )
 def test_proof_record_status_must_match_obligations(

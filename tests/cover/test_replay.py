@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import pytest
 from hypothesis import given
@@ -18,6 +19,7 @@ from practice_loop.kernel import (
     Defect,
     Direction,
     GateReason,
+    RecordDefect,
     RecordError,
     ReplayDisposition,
     ReplayRefusal,
@@ -32,11 +34,13 @@ from practice_loop.kernel import (
     replay_candidate,
 )
 from practice_loop.kernel.operators import candidate_digest_of
+from practice_loop.kernel.record import record_from_json
 from practice_loop.kernel.replay import apply_candidate
 from practice_strategies import (
     FRAME_RECIPES,
     build_chain,
     fields_for_sealing,
+    neighbouring_digest,
     problem_frames,
     resealed,
     tampered,
@@ -237,6 +241,54 @@ def test_an_original_other_than_the_one_the_candidate_names_is_a_mismatch():
         outcome = replay_candidate(EXAMPLE.chain.frame, forged, RECONSTRUCTION)
         assert type(outcome) is ReplayRefusal
         assert outcome.reason_codes == ("assessment_mismatch",)
+
+
+@pytest.mark.obligation("LOCAL-0006/validation_order", "LOCAL-0006/refusal_distinct")
+@pytest.mark.parametrize("after", [False, True], ids=["before", "after"])
+def test_a_reconstruction_naming_a_neighbouring_frame_is_a_mismatch(after):
+    """docs/adr/0006: the reconstruction must name this frame; a self-consistent forgery that
+    names the digest just before or just after it is refused on both sides, so no ordering
+    stands in for equality."""
+    named = neighbouring_digest(RECONSTRUCTION.problem_frame_digest, after=after)
+    content = candidate_digest_of(
+        named,
+        RECONSTRUCTION.candidate_organ,
+        RECONSTRUCTION.candidate_payload,
+        RECONSTRUCTION.evidence_spans,
+    )
+    forged = CandidateReconstruction.sealed(
+        **fields_for_sealing(RECONSTRUCTION, problem_frame_digest=named, candidate_digest=content)
+    )
+    outcome = replay_candidate(EXAMPLE.chain.frame, EXAMPLE.chain.assessment, forged)
+    assert type(outcome) is ReplayRefusal
+    assert outcome.reason_codes == ("frame_mismatch",)
+
+
+@pytest.mark.obligation("LOCAL-0006/validation_order", "LOCAL-0006/dispositions")
+def test_a_reconstruction_read_back_from_its_bytes_replays_as_the_original():
+    """Replay compares evidence by value, never by object: a reconstruction rebuilt from its
+    canonical bytes (its ids and cue span new objects, equal to the frame's) replays to the
+    very result the original does."""
+    decoded = json.loads(RECONSTRUCTION.canonical_bytes())
+    copy = record_from_json(CandidateReconstruction, decoded)
+    frame, assessment = EXAMPLE.chain.frame, EXAMPLE.chain.assessment
+    assert copy == RECONSTRUCTION
+    assert copy.original_contract_assessment_id is not assessment.assessment_id
+    assert all(copy.candidate_payload.cue_span is not cue.span for cue in frame.cues)
+    original = replay_candidate(frame, assessment, RECONSTRUCTION)
+    assert type(original) is ReplayResult
+    assert replay_candidate(frame, assessment, copy) == original
+
+
+@pytest.mark.obligation("LOCAL-0006/refusal_distinct")
+def test_a_replay_refusal_names_at_least_one_reason():
+    """docs/adr/0006: an adapter refusal says why; one with no reason is malformed."""
+    refusal = replay_candidate(*REFUSALS["frame_mismatch"]())
+    assert type(refusal) is ReplayRefusal
+    with pytest.raises(RecordError) as caught:
+        ReplayRefusal.sealed(**fields_for_sealing(refusal, reason_codes=()))
+    expected = RecordDefect("ReplayRefusal", "reason_codes", Defect.SEQUENCE_EMPTY)
+    assert caught.value.found == expected
 
 
 @pytest.mark.obligation("LOCAL-0006/validation_order")
