@@ -61,6 +61,7 @@ EXTENSION_COMMANDS = {
     "gate": ("harness.obligation_gate", "add_subcommand"),
     "workbench": ("workbench.server", "add_subcommand"),
     "fuzz": ("harness.fuzz", "add_subcommand"),
+    "fuzz-bytes": ("harness.byte_fuzz", "add_subcommand"),
     "contracts": ("harness.crosshair_lane", "add_subcommands"),
     "policy-diff": ("harness.crosshair_lane", "add_subcommands"),
     "prove-policy": ("harness.prove_policy", "add_subcommand"),
@@ -71,6 +72,7 @@ EXTENSION_COMMANDS = {
 # where it is not installed says which extra to install, never a traceback.
 TEST_EXTRA_MODULES = frozenset(
     {
+        "atheris",
         "build",
         "check_jsonschema",
         "cosmic_ray",

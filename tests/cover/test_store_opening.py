@@ -291,6 +291,31 @@ def test_a_row_of_the_wrong_type_is_malformed_not_a_crash(tmp_path):
         CaseRow("c", "s", "q", None, None, "refused", None, True)  # type: ignore[arg-type]
 
 
+@pytest.mark.obligation("LOCAL-0012/inspected")
+@pytest.mark.parametrize("opener", [TraceStore, ReadOnlyTraceStore], ids=["writer", "reader"])
+def test_a_schema_whose_error_is_not_utf8_is_a_corrupt_store(tmp_path, opener):
+    """Found by `practice-loop fuzz-bytes --target store` (issue 19): a damaged schema entry
+    whose name is not UTF-8 makes SQLite's own error message undecodable, and opening the
+    store raised UnicodeDecodeError instead of a StoreError."""
+    path = _store(tmp_path / "store.sqlite")
+    with contextlib.closing(sqlite3.connect(path)) as db, db:
+        db.execute("PRAGMA writable_schema=ON")
+        db.execute("UPDATE sqlite_master SET name = CAST(x'9d' AS TEXT), sql = 'garbage'")
+    refused = _refused(opener, path)
+    assert refused.problem is StoreProblem.CORRUPT
+    assert "not UTF-8" in str(refused)
+
+
+@pytest.mark.obligation("LOCAL-0012/every_byte")
+def test_a_text_value_that_is_not_utf8_is_a_store_error_not_a_crash(tmp_path):
+    """A row's TEXT that is not UTF-8 is refused as a StoreError where it is read."""
+    path = _store(tmp_path / "store.sqlite")
+    with contextlib.closing(sqlite3.connect(path)) as db, db:
+        db.execute("UPDATE cases SET question = CAST(x'9d' || question AS TEXT)")
+    with ReadOnlyTraceStore(path) as store, pytest.raises(StoreError):
+        list(store.case_rows())
+
+
 @pytest.mark.obligation("LOCAL-0012/inspected", "LOCAL-0012/at_rest_one_file")
 def test_a_hot_journal_needs_a_writer_and_a_writer_recovers_it(tmp_path):
     """docs/adr/0012: a store an older writer left mid-write in rollback-journal mode cannot be

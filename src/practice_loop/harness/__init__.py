@@ -5,6 +5,7 @@ reviewers, not for a user of the loop.
   pytest plugin, ``-p practice_loop.harness.gate_plugin``) and ``obligation_gate``
   (``practice-loop gate``);
 - ``fuzz``, ``fuzz_plugin``, ``fuzz_database``, ``fuzz_report``: ``practice-loop fuzz``;
+- ``byte_fuzz``, ``byte_fuzz_worker``: ``practice-loop fuzz-bytes``;
 - ``crosshair_lane``: ``practice-loop contracts`` and ``policy-diff``;
 - ``policy_file`` and ``prove_policy``: ``practice-loop prove-policy``;
 - ``examples``: hand-built frames the golden vectors and the tests start from.

@@ -638,7 +638,8 @@ def _singular(word: str) -> str:
         return word[:-3] + "y"
     if word.endswith(("ches", "shes", "sses", "xes", "zes")):
         return word[:-2]
-    if word.endswith("s") and not word.endswith(("ss", "us", "is")):
+    # A word that is only "s" stays itself: a unit is never empty.
+    if word.endswith("s") and len(word) > 1 and not word.endswith(("ss", "us", "is")):
         return word[:-1]
     return word
 

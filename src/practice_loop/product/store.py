@@ -158,6 +158,14 @@ def store_error(error: sqlite3.Error, path: Path | str, wait: float) -> StoreErr
     return StoreError(problem, path, f"{name}: {error}")
 
 
+def not_utf8(error: UnicodeDecodeError, path: Path | str) -> StoreError:
+    """Our schema keeps text as UTF-8, so a TEXT value SQLite hands back that is not UTF-8
+    (a damaged page, or a value another tool wrote) means a damaged store."""
+    return StoreError(
+        StoreProblem.CORRUPT, path, f"a TEXT value that is not UTF-8 ({error.reason})"
+    )
+
+
 def _inspect_file(path: Path) -> bytes:
     """Refuse, without opening it with SQLite, a path that is not a complete SQLite file.
 
@@ -403,6 +411,9 @@ class TraceStore:
         except sqlite3.Error as error:
             self._db.close()
             raise store_error(error, self.path, self.wait) from None
+        except UnicodeDecodeError as error:
+            self._db.close()
+            raise not_utf8(error, self.path) from None
         except StoreError:
             self._db.close()
             raise
@@ -424,6 +435,8 @@ class TraceStore:
             yield
         except sqlite3.Error as error:
             raise store_error(error, self.path, self.wait) from None
+        except UnicodeDecodeError as error:
+            raise not_utf8(error, self.path) from None
 
     @contextlib.contextmanager
     def batch(self) -> Iterator[None]:
