@@ -118,7 +118,13 @@ def frames_any_relation(draw: st.DrawFn) -> ProblemFrame:
     recipe = draw(st.sampled_from([None, *sorted(FRAME_RECIPES, key=lambda r: r.value)]))
     if recipe is not None and draw(st.booleans()):
         return draw(problem_frames(**FRAME_RECIPES[recipe]))
-    relation = draw(st.sampled_from([UNARY_DELTA_RELATION, "state_change.binary_merge"]))
+    # Unsupported relations on either side of the supported one, so no ordering passes for
+    # the equality the contract asks (a mutant comparing with `<` missed the later one).
+    relation = draw(
+        st.sampled_from(
+            [UNARY_DELTA_RELATION, "state_change.binary_merge", "state_change.zero_sum"]
+        )
+    )
     return draw(problem_frames(relation_type=relation))
 
 

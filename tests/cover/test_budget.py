@@ -39,7 +39,13 @@ from practice_loop.kernel import (
     decide_compute_budget,
     decide_search_gate,
 )
-from practice_loop.kernel.budget import BUDGET_POLICIES
+from practice_loop.kernel.budget import (
+    BUDGET_POLICIES,
+    BudgetVerdict,
+    _blocked_with_nothing,
+    _serial,
+    _v1_row_or_none,
+)
 from practice_strategies import (
     Chain,
     chains,
@@ -832,3 +838,115 @@ def test_the_contract_reads_an_unknown_reason_by_value_not_by_object():
     fresh = "".join(list(verdict.reason_code))
     assert fresh is not verdict.reason_code
     assert _v1_row_or_none(dataclasses.replace(verdict, reason_code=fresh))
+
+
+# ------------------------------------------------------------------------------------------
+# The contract predicates (issue 17): each one the CrossHair lane and test_contracts.py hold
+# compute_budget_v1 to must itself refuse a verdict that breaks its clause, or a contract
+# that can never fail would pass for one that holds.
+
+ALLOWED = ComputeBudgetStatus.BUDGET_ALLOWED
+BLOCKED = ComputeBudgetStatus.BUDGET_BLOCKED
+UNASSESSABLE = ComputeBudgetStatus.BUDGET_UNASSESSABLE
+UNKNOWN = BudgetReason.UNKNOWN_REASON_CODE.value
+
+
+def _verdict(status, reason, candidates, depth, steps, parallelism) -> BudgetVerdict:
+    return BudgetVerdict(status, reason, BudgetLimits(candidates, depth, steps, parallelism))
+
+
+# (id, verdict, serial) for ADR-0227 §8: a candidate and a step at least, parallelism exactly 1.
+SERIAL = [
+    ("least", (1, 0, 1, 1), True),
+    ("v1-row", (5, 2, 10, 1), True),
+    ("no-candidate", (0, 0, 1, 1), False),
+    ("no-step", (1, 0, 0, 1), False),
+    ("no-parallelism", (1, 0, 1, 0), False),
+    ("parallel", (1, 0, 1, 2), False),
+]
+
+
+@pytest.mark.obligation("ADR-0227/13.5", "ADR-0228/17.6")
+@pytest.mark.parametrize(("limits", "serial"), [p[1:] for p in SERIAL], ids=[p[0] for p in SERIAL])
+def test_the_serial_contract_refuses_a_grant_that_is_not_serial(limits, serial):
+    assert _serial(_verdict(ALLOWED, "budget_allowed_x", *limits)) is serial
+
+
+@pytest.mark.obligation("ADR-0227/13.5")
+@pytest.mark.parametrize(
+    ("verdict", "holds"),
+    [
+        (_verdict(BLOCKED, "budget_blocked_x", 0, 0, 0, 0), True),
+        (_verdict(BLOCKED, "budget_blocked_x", 1, 0, 1, 1), False),
+        (_verdict(ALLOWED, "budget_allowed_x", 0, 0, 0, 0), False),
+    ],
+    ids=["blocked-with-nothing", "blocked-with-resources", "zero-but-allowed"],
+)
+def test_the_denied_gate_contract_needs_blocked_and_nothing(verdict, holds):
+    assert _blocked_with_nothing(verdict) is holds
+
+
+_V1_FIRST = COMPUTE_BUDGET_V1.rows[0]
+
+
+@pytest.mark.obligation("ADR-0227/13.4")
+@pytest.mark.parametrize(
+    ("verdict", "holds"),
+    [
+        (BudgetVerdict(_V1_FIRST.status, _V1_FIRST.reason_code, _V1_FIRST.limits), True),
+        (_verdict(UNASSESSABLE, UNKNOWN, 0, 0, 0, 0), True),
+        # Another reason on either side of the unknown one, so no ordering passes for equality.
+        (_verdict(UNASSESSABLE, "budget_unassessable_a", 0, 0, 0, 0), False),
+        (_verdict(UNASSESSABLE, "budget_unassessable_z", 0, 0, 0, 0), False),
+        (_verdict(UNASSESSABLE, UNKNOWN, 1, 0, 1, 1), False),
+        (_verdict(ALLOWED, UNKNOWN, 0, 0, 0, 0), False),
+        (
+            BudgetVerdict(_V1_FIRST.status, _V1_FIRST.reason_code, BudgetLimits(9, 9, 9, 1)),
+            False,
+        ),
+    ],
+    ids=[
+        "v1-row",
+        "unknown",
+        "reason-before",
+        "reason-after",
+        "unknown-with-limits",
+        "unknown-allowed",
+        "v1-reason-other-limits",
+    ],  # fmt: skip
+)
+def test_the_v1_contract_admits_only_a_v1_row_or_nothing(verdict, holds):
+    assert _v1_row_or_none(verdict) is holds
+
+
+@pytest.mark.obligation("ADR-0227/13.4", "ADR-0227/13.3")
+def test_a_policy_is_identified_by_its_content_and_read_by_value():
+    """policy_id is the digest of the table's canonical bytes; a row is found by the value
+    of its reason, whatever string object names it; a long table of distinct reasons is
+    well formed (the duplicate check compares counts, not small-int objects)."""
+    policy_id = COMPUTE_BUDGET_V1.policy_id
+    assert type(policy_id) is str
+    assert policy_id == hashlib.sha256(canonical_json(COMPUTE_BUDGET_V1.to_json())).hexdigest()
+    reason = _V1_FIRST.gate_reason_code
+    rebuilt = "".join(list(reason))
+    assert rebuilt is not reason
+    assert COMPUTE_BUDGET_V1.row_for(rebuilt) == _V1_FIRST
+    rows = tuple(
+        dataclasses.replace(_V1_FIRST, gate_reason_code=f"eligible_reason_{n}") for n in range(300)
+    )
+    assert ComputeBudgetPolicy("compute_budget.v2", rows).find_defect() is None
+
+
+@pytest.mark.obligation("ADR-0227/13.4", "ADR-0226/9.10")
+@share(6)
+@given(chain=chains())
+def test_a_policy_whose_version_is_malformed_is_shown_blank_and_arguments_go_by_name(
+    chain: Chain,
+) -> None:
+    """ADR-0227 §6: a malformed version is never echoed into the decision; and the gate and
+    policy may be given by name, as the signature documents."""
+    budget = decide_compute_budget(gate_decision=chain.gate, policy=tampered(
+        COMPUTE_BUDGET_V1, version="Not a version"
+    ))  # fmt: skip
+    _assert_fail_closed(budget, "budget_unassessable_policy_unsupported")
+    assert budget.policy_version == ""
