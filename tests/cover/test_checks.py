@@ -17,6 +17,8 @@ from practice_loop.kernel import checks
 from practice_loop.kernel.checks import (
     MAX_SEQUENCE,
     Defect,
+    RecordDefect,
+    check_int,
     code,
     digest,
     exactly,
@@ -146,3 +148,66 @@ def test_an_int_in_range_is_accepted_without_the_full_check(check, value):
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(checks, "check_int", lambda *args, **kwargs: pytest.fail("full check"))
         assert check(value) is None
+
+
+# The caps as the ADRs write them: a literal here, never the kernel's own constant, so a cap
+# moved by one in the kernel fails (a test computed from the constant would move with it).
+DOCUMENTED_CAPS = [
+    ("checks.MAX_SEQUENCE", 4096, "docs/adr/0003: tuples of at most 4096 items"),
+    ("frame.MAX_FRAME_SPANS", 256, "docs/adr/0005: at most 256 spans in a frame"),
+    ("frame.MAX_FRAME_ITEMS", 256, "docs/adr/0005: at most 256 items in a frame"),
+    ("frame.MAX_SOURCE_LENGTH", 10_000, "docs/adr/0005: source text of 10,000 characters"),
+    ("frame.MAX_EVIDENCE_CHARS", 20_000, "docs/adr/0005: 20,000 characters of span text"),
+]
+
+
+@pytest.mark.obligation("LOCAL-0005/frame_caps", "LOCAL-0003/int_range")
+@pytest.mark.parametrize(("name", "documented", "where"), DOCUMENTED_CAPS)
+def test_each_cap_is_the_one_the_adr_documents(name, documented, where):
+    import practice_loop.kernel.frame as frame
+
+    module, _, constant = name.partition(".")
+    assert getattr({"checks": checks, "frame": frame}[module], constant) == documented, where
+
+
+@pytest.mark.obligation("LOCAL-0003/int_range")
+def test_a_tuple_of_exactly_the_cap_is_accepted_and_one_more_refused():
+    check = tuple_of(code)
+    assert check(("a",) * 4096) is None
+    assert check(("a",) * 4097) is Defect.SEQUENCE_TOO_LONG
+
+
+@pytest.mark.obligation("LOCAL-0003/int_range")
+@pytest.mark.parametrize(
+    ("value", "minimum", "expected"),
+    [
+        (0, None, None),
+        (-1, None, Defect.NEGATIVE_VALUE),
+        (MAX_SAFE_INT, None, None),
+        (MAX_SAFE_INT + 1, None, Defect.INT_OUT_OF_RANGE),
+        (-MAX_SAFE_INT, -MAX_SAFE_INT, None),
+        (-MAX_SAFE_INT - 1, -MAX_SAFE_INT, Defect.INT_OUT_OF_RANGE),
+        (0, 1, Defect.NOT_POSITIVE),
+        (1, 1, None),
+    ],
+)
+def test_check_int_judges_the_whole_range_itself(value, minimum, expected):
+    """``check_int`` is the full check behind the fast paths: its own limits, and its
+    default minimum of 0, hold when it is called directly."""
+    found = check_int(value) if minimum is None else check_int(value, minimum=minimum)
+    assert found is expected
+
+
+@pytest.mark.obligation("LOCAL-0003/int_range")
+@pytest.mark.parametrize("pair", [(), ("a",), ("a", "a.v1", "b")])
+def test_a_version_pair_of_another_length_is_the_wrong_type(pair):
+    assert version_pairs((pair,)) is Defect.WRONG_TYPE
+
+
+def test_a_record_defect_is_frozen_and_slotted():
+    import dataclasses
+
+    found = RecordDefect("Kind", "field", Defect.WRONG_TYPE)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        found.field = "other"  # type: ignore[misc]
+    assert "__slots__" in vars(RecordDefect)

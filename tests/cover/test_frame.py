@@ -382,6 +382,30 @@ def test_items_beyond_the_cap_are_refused_even_without_spans():
     )
 
 
+@pytest.mark.obligation("LOCAL-0005/frame_caps")
+@pytest.mark.parametrize(("hazards", "accepted"), [(255, True), (256, False)])
+def test_a_proposal_counts_as_an_item_beside_its_bindings(hazards, accepted):
+    """docs/adr/0005: at most 256 items, a proposal one of them (with each of its bindings):
+    255 spanless hazards and one empty proposal are exactly the cap, 256 and one are over."""
+    from practice_loop.kernel import PROBLEM_FRAME_SCHEMA_VERSION, UNARY_DELTA_ORGAN
+    from practice_loop.kernel.frame import (
+        FrameHazard,
+        HazardCode,
+        ProblemFrame,
+        StateChangeProposal,
+    )
+
+    proposal = StateChangeProposal("state_change.unary_delta", ())
+    hazard = FrameHazard(HazardCode.MULTIPLE_CHANGES, ())
+    fields = (PROBLEM_FRAME_SCHEMA_VERSION, UNARY_DELTA_ORGAN, "Hi.", (), (), (proposal,), None)
+    if accepted:
+        ProblemFrame(*fields, (hazard,) * hazards)
+        return
+    with pytest.raises(RecordError) as raised:
+        ProblemFrame(*fields, (hazard,) * hazards)
+    assert (raised.value.found.field, raised.value.found.defect) == ("$", Defect.SEQUENCE_TOO_LONG)
+
+
 def test_a_fact_is_found_by_its_exact_id_in_any_order():
     """A frame's fact is the one whose id is the one asked for, wherever it stands; an id no
     fact has finds none (the kernel mutation score's survivor `==` made `>=`, which only
