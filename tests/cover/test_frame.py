@@ -406,6 +406,56 @@ def test_a_proposal_counts_as_an_item_beside_its_bindings(hazards, accepted):
     assert (raised.value.found.field, raised.value.found.defect) == ("$", Defect.SEQUENCE_TOO_LONG)
 
 
+# (facts, cues, spanless hazards, bindings of the one proposal, accepted): every kind of item
+# counts once, and each proposal once beside its bindings; totals of 256 (the cap) and 257.
+ITEM_COUNTS = [
+    (2, 0, 253, 0, True),
+    (2, 0, 254, 0, False),
+    (0, 2, 254, 0, False),
+    (1, 0, 252, 2, True),
+    (1, 0, 254, 1, False),
+]
+
+
+@pytest.mark.obligation("LOCAL-0005/frame_caps")
+@pytest.mark.parametrize(("facts", "cues", "hazards", "bindings", "accepted"), ITEM_COUNTS)
+def test_every_kind_of_item_counts_toward_the_cap(facts, cues, hazards, bindings, accepted):
+    from practice_loop.kernel import PROBLEM_FRAME_SCHEMA_VERSION, UNARY_DELTA_ORGAN
+    from practice_loop.kernel.frame import (
+        Direction,
+        FrameHazard,
+        GroundedUnaryDeltaCue,
+        HazardCode,
+        ProblemFrame,
+        QuantityFact,
+        Role,
+        RoleBinding,
+        StateChangeProposal,
+    )
+
+    span = SourceSpan("H", 0, 1, 0)
+    kinds = [
+        RoleBinding(Role.DIRECTION, None, Direction.INCREASE, (span,)),
+        RoleBinding(Role.INITIAL, "q1", None, (span,)),
+    ]
+    fields = (
+        PROBLEM_FRAME_SCHEMA_VERSION,
+        UNARY_DELTA_ORGAN,
+        "Hi.",
+        tuple(QuantityFact(f"q{n}", n, "pen", "Ann", span) for n in range(1, facts + 1)),
+        (GroundedUnaryDeltaCue(Direction.INCREASE, span),) * cues,
+        (StateChangeProposal("state_change.unary_delta", tuple(kinds[:bindings])),),
+        None,
+        (FrameHazard(HazardCode.MULTIPLE_CHANGES, ()),) * hazards,
+    )
+    if accepted:
+        ProblemFrame(*fields)
+        return
+    with pytest.raises(RecordError) as raised:
+        ProblemFrame(*fields)
+    assert (raised.value.found.field, raised.value.found.defect) == ("$", Defect.SEQUENCE_TOO_LONG)
+
+
 def test_a_fact_is_found_by_its_exact_id_in_any_order():
     """A frame's fact is the one whose id is the one asked for, wherever it stands; an id no
     fact has finds none (the kernel mutation score's survivor `==` made `>=`, which only
