@@ -578,3 +578,25 @@ def test_an_altered_trace_keeping_its_id_never_replays_clean(change):
     assert (divergence.code, divergence.stage) == (TraceFailureCode.REPLAY_DIVERGED, "trace")
     found = inspect_record(altered, SealedPracticeTrace)
     assert divergence.detail == f"the trace does not inspect clean ({found.describe()})"
+
+
+@pytest.mark.obligation("ADR-0226/9.9", "LOCAL-0008/loop_composition")
+def test_records_that_will_not_seal_refuse_the_case_never_answer_it(monkeypatch):
+    """A case whose records fail to seal is refused as ``trace_unsealable``, with the frame
+    it concerns and the defect that stopped it: never an answer without its trace, never an
+    exception (the path no frame reaches while every stage seals what it makes)."""
+    import practice_loop.kernel.loop as loop_module
+    from practice_loop.kernel import Defect, RecordDefect, RecordError, problem_frame_digest
+
+    frame = shipped_examples()[0].frame
+    defect = RecordDefect("SealedPracticeTrace", "stage_digests", Defect.IDENTITY_MISMATCH)
+
+    def unsealable(**records):
+        raise RecordError(defect)
+
+    monkeypatch.setattr(loop_module, "seal_practice_trace", unsealable)
+    refused = practice_case(frame)
+    assert type(refused) is StageRefusal
+    assert refused.stage is Stage.LOOP
+    assert refused.reason_codes == ("trace_unsealable", "identity_mismatch")
+    assert refused.subject_digest == problem_frame_digest(frame)
