@@ -542,13 +542,73 @@ def test_reworded_prose_is_explanation_diverged_at_its_stage(sample_id, stage, p
     assert replay_divergence(trace) is None
 
 
+def _records_with_several_prose_sites() -> list[tuple[str, str, tuple[Any, ...], list]]:
+    """(sample id, stage, path of the record in the trace, its prose sites in key order): the
+    first trace for each stage and kind of record that holds more than one explanation."""
+    chosen, seen = [], set()
+    for sample_id, trace in SAMPLE_TRACES:
+        for stage, field in TRACE_STAGE_FIELDS.items():
+            value = getattr(trace, field)
+            records = list(enumerate(value)) if type(value) is tuple else [(None, value)]
+            for index, record in records:
+                sites = [] if record is None else [inner for inner, _ in _prose_sites(record)]
+                if len(sites) > 1 and (stage, type(record)) not in seen:
+                    seen.add((stage, type(record)))
+                    where = (field,) if index is None else (field, index)
+                    chosen.append((sample_id, stage, where, type(record), sites))
+    return chosen
+
+
+@pytest.mark.obligation("LOCAL-0007/replay_divergence")
+def test_prose_reworded_at_every_place_of_a_record_is_named_at_its_first_in_key_order():
+    """docs/adr/0007: with every explanation of one stage record reworded, the divergence
+    names the first in canonical key order, depth first (a nested attempt's explanation
+    before the run's own: "candidate_attempts" sorts before "explanation")."""
+    chosen = _records_with_several_prose_sites()
+    assert {stage for _, stage, _, _, _ in chosen} >= {"run", "replay"}
+    for sample_id, stage, where, kind, sites in chosen:
+        (trace,) = [trace for name, trace in SAMPLE_TRACES if name == sample_id]
+        reworded = trace
+        for inner in sites:
+            reworded = _reworded(reworded, (*where, *inner))
+        assert replay_divergence(reworded) == TraceFailure(
+            TraceFailureCode.EXPLANATION_DIVERGED,
+            stage,
+            f"{_shown(kind, sites[0])} differs from the replayed trace's",
+        ), (sample_id, stage)
+
+
+@pytest.mark.obligation("LOCAL-0007/replay_divergence")
+def test_a_trace_whose_replay_is_refused_diverges_at_its_first_stage(monkeypatch):
+    """docs/adr/0007: should the replay of a trace's frame be refused (here its records will
+    not seal), the replay has no stage at all, so the trace diverges at its first, the frame;
+    never an exception."""
+    import practice_loop.kernel.loop as loop_module
+    from practice_loop.kernel import Defect, RecordDefect, RecordError
+
+    (trace,) = [trace for name, trace in SAMPLE_TRACES if name == "s01"]
+
+    def unsealable(**records):
+        raise RecordError(RecordDefect("SealedPracticeTrace", "$", Defect.IDENTITY_MISMATCH))
+
+    monkeypatch.setattr(loop_module, "seal_practice_trace", unsealable)
+    assert type(practice_case(trace.frame)) is StageRefusal
+    assert replay_divergence(trace) == TraceFailure(
+        TraceFailureCode.REPLAY_DIVERGED, "frame", "replayed trace differs"
+    )
+
+
 @pytest.mark.obligation("LOCAL-0007/replay_divergence", "ADR-0226/9.8")
 @pytest.mark.parametrize("sample_id", ["s01", "s20", "s36"])
-def test_the_traces_own_explanation_reworded_is_explanation_diverged_at_trace(sample_id):
+# Reworded text that sorts before the original and text that sorts after: only "differs" is
+# the test, never an order.
+@pytest.mark.parametrize("rewording", ["!", "~ reworded"])
+def test_the_traces_own_explanation_reworded_is_explanation_diverged_at_trace(sample_id, rewording):
     """docs/adr/0007 (issue 15): the trace's own explanation (the outcome's, copied) is prose
     too; reworded alone, replay_divergence names the trace."""
     (trace,) = [trace for name, trace in SAMPLE_TRACES if name == sample_id]
-    reworded = dataclasses.replace(trace, explanation="reworded")
+    assert "!" < trace.explanation < "~"
+    reworded = dataclasses.replace(trace, explanation=rewording)
     assert verify_sealed_trace(reworded) == TraceVerification(trace.trace_id, ())
     assert replay_divergence(reworded) == TraceFailure(
         TraceFailureCode.EXPLANATION_DIVERGED,

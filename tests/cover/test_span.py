@@ -9,11 +9,11 @@ the first test watches the field checks themselves: a span on any limit must nev
 from __future__ import annotations
 
 import pytest
-from hypothesis import example, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from practice_loop.kernel import SourceSpan
-from practice_loop.kernel.checks import Defect
+from practice_loop.kernel.checks import Defect, RecordDefect
 from practice_loop.kernel.identity import MAX_SAFE_INT, MAX_TEXT_LENGTH
 from practice_loop.kernel.record import inspect_record
 from practice_loop.kernel.span import span_in_source
@@ -65,6 +65,14 @@ DEFECTS = [
     ("inverted", {"start": 5, "end": 3}, "end", Defect.SPAN_EMPTY_OR_INVERTED),
     ("length-short", {"end": 4}, "text", Defect.SPAN_LENGTH_MISMATCH),
     ("length-long", {"end": 6}, "text", Defect.SPAN_LENGTH_MISMATCH),
+    # The text is as long as start + end (and start | end, start ^ end): only the difference
+    # of the offsets is a span's length.
+    (
+        "length-of-offsets-combined",
+        {"start": 1, "end": 2, "text": "abc"},
+        "text",
+        Defect.SPAN_LENGTH_MISMATCH,
+    ),
     (
         "index-negative",
         {"sentence_index": -1},
@@ -99,6 +107,13 @@ def test_each_malformed_span_has_its_exact_defect(changes, field, defect):
     found = inspect_record(tampered(_VALID, **changes), SourceSpan)
     assert found is not None
     assert (found.record, found.field, found.defect) == ("SourceSpan", field, defect)
+
+
+@given(text=_TEXTS, start=st.integers(0, 64), length=st.integers(1, 64))
+def test_a_span_whose_text_is_not_its_length_is_a_length_mismatch(text, start, length):
+    assume(len(text) != length)
+    found = inspect_record(tampered(_VALID, text=text, start=start, end=start + length), SourceSpan)
+    assert found == RecordDefect("SourceSpan", "text", Defect.SPAN_LENGTH_MISMATCH)
 
 
 def test_a_span_is_in_its_source_only_at_its_exact_offsets():
