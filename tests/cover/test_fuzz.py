@@ -15,6 +15,7 @@ import sys
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 from hypothesis.database import (
@@ -791,8 +792,8 @@ def test_a_campaign_finds_reports_and_replays_a_planted_defect(tmp_path, redis_u
     (tmp_path / "test_sample.py").write_text(SAMPLE)
     budget = 20.0
     first = _campaign(
-        tmp_path, "--minutes", str(budget / 60), "-j", "2", "--database", redis_url,
-        "--test-timeout", "3", "--write-regressions", "test_sample.py",
+        tmp_path, "--engine", "rounds", "--minutes", str(budget / 60), "-j", "2",
+        "--database", redis_url, "--test-timeout", "3", "--write-regressions", "test_sample.py",
     )  # fmt: skip
     assert first.returncode == 1, first.stderr
     report = json.loads((tmp_path / "fuzz-report" / "fuzz-report.json").read_text())
@@ -821,8 +822,8 @@ def test_a_campaign_finds_reports_and_replays_a_planted_defect(tmp_path, redis_u
     assert reproduced.returncode == 1 and "x=100" in reproduced.stdout, reproduced.stdout
 
     second = _campaign(
-        tmp_path, "--minutes", "0.15", "-j", "1", "--database", redis_url, "-k", "planted",
-        "--out", "second", "test_sample.py",
+        tmp_path, "--engine", "rounds", "--minutes", "0.15", "-j", "1", "--database", redis_url,
+        "-k", "planted", "--out", "second", "test_sample.py",
     )  # fmt: skip
     assert second.returncode == 1, second.stderr
     replay = json.loads((tmp_path / "second" / "fuzz-report.json").read_text())
@@ -831,24 +832,106 @@ def test_a_campaign_finds_reports_and_replays_a_planted_defect(tmp_path, redis_u
     assert again["found_in"] == "reuse" and again["rounds"][0] == 1
 
 
-def test_ctrl_c_keeps_the_reports_and_exits_130(tmp_path):
-    """Issue 7: Ctrl-C stops the round, writes what was done, claims nothing it did not do."""
+PARAMETRIZED = """\
+
+import pytest
+
+
+@pytest.mark.parametrize("k", [1, 3])
+@given(st.text())
+def test_parametrized(k, s):
+    assert len(s) * k != 6  # fails for k=1 (six characters) and k=3 (two)
+"""
+
+
+def test_an_adaptive_campaign_searches_confirms_and_replays_what_it_found(tmp_path, redis_url):
+    """Issue 19: the long-lived workers find the planted failures (a parametrized test's
+    too), lose a worker to the hung and the crashed test and go on without them, and the
+    confirmation round replays each failure from the database (``reuse``) and shrinks it
+    once, so the report has the usual minimal examples and reproductions. The report holds
+    the search: per-property counts, every worker's seeds, SVG charts. The next campaign
+    on the same database replays the failures its workers kept, once, as known."""
+    (tmp_path / "test_sample.py").write_text(SAMPLE + PARAMETRIZED)
+    budget = 30.0
+    first = _campaign(
+        tmp_path, "--minutes", str(budget / 60), "-j", "2", "--database", redis_url,
+        "--test-timeout", "3", "test_sample.py",
+    )  # fmt: skip
+    assert first.returncode == 1, first.stderr
+    report = json.loads((tmp_path / "fuzz-report" / "fuzz-report.json").read_text())
+    assert report["engine"] == "adaptive" and report["status"] == "failed"
+    assert report["elapsed_seconds"] <= budget + STOP_GRACE_SECONDS + 5
+    search = report["adaptive"]
+    planted = "test_sample.py::test_planted"
+    params = {"test_sample.py::test_parametrized[1]", "test_sample.py::test_parametrized[3]"}
+    assert {f["nodeid"] for f in search["findings"]} == {planted, *params}
+    assert all(not f["known"] for f in search["findings"])
+    # Each lost its worker once: the restarted worker goes on without it.
+    assert sorted((loss["nodeid"], loss["outcome"]) for loss in search["losses"]) == [
+        ("test_sample.py::test_crashes", "crashed"),
+        ("test_sample.py::test_hangs", "hung"),
+    ]
+    (hang,) = [loss for loss in search["losses"] if loss["outcome"] == "hung"]
+    assert "in test_hangs" in hang["stacks"]
+    properties = {p["nodeid"]: p for p in search["properties"]}
+    assert "test_sample.py::test_not_a_property" not in properties
+    assert properties["test_sample.py::test_fine"]["examples"] > 100
+    assert properties["test_sample.py::test_fine"]["findings"] == 0
+    assert all(len(w["seeds"]) >= 1 for w in search["workers"]) and len(search["workers"]) == 2
+    for chart in search["charts"]:
+        assert ElementTree.parse(tmp_path / chart).getroot().tag.endswith("svg")
+    # The confirmation round: only what needs it, each failure replayed from the database.
+    tests = {t["nodeid"]: t for t in report["tests"]}
+    assert set(tests) == {planted, *params, "test_sample.py::test_hangs",
+                          "test_sample.py::test_crashes"}  # fmt: skip
+    for nodeid in (planted, *params):
+        (failure,) = tests[nodeid]["failures"]
+        assert failure["found_in"] == "reuse", nodeid
+    (example,) = tests[planted]["failures"][0]["examples"]
+    assert example["minimal_example"] == "test_planted(\n    x=100,\n)"
+    assert {f["outcome"] for f in tests["test_sample.py::test_hangs"]["failures"]} == {"hung"}
+    assert {f["outcome"] for f in tests["test_sample.py::test_crashes"]["failures"]} == {"crashed"}
+    markdown = (tmp_path / "fuzz-report" / "fuzz-report.md").read_text()
+    assert "## Adaptive search" in markdown and "](charts/coverage.svg)" in markdown
+
+    second = _campaign(
+        tmp_path, "--minutes", "0.3", "-j", "1", "--database", redis_url, "-k", "planted",
+        "--out", "second", "test_sample.py",
+    )  # fmt: skip
+    assert second.returncode == 1, second.stderr
+    again = json.loads((tmp_path / "second" / "fuzz-report.json").read_text())
+    (known,) = again["adaptive"]["findings"]
+    assert known["nodeid"] == planted and known["known"]
+    assert [t["nodeid"] for t in again["tests"]] == [planted]
+    assert again["tests"][0]["failures"][0]["found_in"] == "reuse"
+
+
+@pytest.mark.parametrize("engine", ["rounds", "adaptive"])
+def test_ctrl_c_keeps_the_reports_and_exits_130(tmp_path, engine):
+    """Issues 7, 19: Ctrl-C stops the round or the search, writes what was done, claims
+    nothing it did not do."""
     (tmp_path / "test_sample.py").write_text(SAMPLE)
     command = [sys.executable, "-m", "practice_loop", "fuzz", "--profile", "default",
-               "--crosshair-share", "0", "--minutes", "2", "-j", "1", "-k", "fine",
-               "--database", "db", "test_sample.py"]  # fmt: skip
+               "--engine", engine, "--crosshair-share", "0", "--minutes", "2", "-j", "1",
+               "-k", "fine", "--database", "db", "test_sample.py"]  # fmt: skip
     campaign = subprocess.Popen(
         command, cwd=tmp_path, env=_environment(), stderr=subprocess.PIPE, text=True
     )
-    rounds = tmp_path / "fuzz-report" / "rounds"
-    for _ in range(600):  # until the first test has started
-        if any('"start"' in p.read_text() for p in rounds.glob("round-*/*.jsonl")):
+    out = tmp_path / "fuzz-report"
+    started = '"start"' if engine == "rounds" else '"status"'
+    for _ in range(600):  # until the first test has started (run, for a worker)
+        if any(started in p.read_text() for p in out.glob("*/*.jsonl")):
             break
         time.sleep(0.1)
     campaign.send_signal(signal.SIGINT)
     _, stderr = campaign.communicate(timeout=60)
     assert campaign.returncode == 130, stderr
-    report = json.loads((tmp_path / "fuzz-report" / "fuzz-report.json").read_text())
+    report = json.loads((out / "fuzz-report.json").read_text())
     assert report["status"] == "interrupted"
     assert [f["fault"] for f in report["faults"]] == ["interrupted"]
-    assert report["rounds"][-1]["ending"] == "interrupted"
+    if engine == "rounds":
+        assert report["rounds"][-1]["ending"] == "interrupted"
+    else:
+        assert report["rounds"] == [] and report["adaptive"]["interrupted"]
+        (fine,) = report["adaptive"]["properties"]
+        assert fine["nodeid"] == "test_sample.py::test_fine" and fine["examples"] > 0

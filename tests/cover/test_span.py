@@ -65,11 +65,17 @@ DEFECTS = [
     ("inverted", {"start": 5, "end": 3}, "end", Defect.SPAN_EMPTY_OR_INVERTED),
     ("length-short", {"end": 4}, "text", Defect.SPAN_LENGTH_MISMATCH),
     ("length-long", {"end": 6}, "text", Defect.SPAN_LENGTH_MISMATCH),
-    # The text is as long as start + end (and start | end, start ^ end): only the difference
-    # of the offsets is a span's length.
+    # A text as long as start + end (and start | end, start ^ end), then one as long as
+    # end >> start: only the difference of the offsets is a span's length.
     (
         "length-of-offsets-combined",
         {"start": 1, "end": 2, "text": "abc"},
+        "text",
+        Defect.SPAN_LENGTH_MISMATCH,
+    ),
+    (
+        "length-of-end-shifted",
+        {"start": 1, "end": 4, "text": "ab"},
         "text",
         Defect.SPAN_LENGTH_MISMATCH,
     ),

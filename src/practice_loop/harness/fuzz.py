@@ -1,6 +1,15 @@
-"""``practice-loop fuzz``: a bounded, parallel, reproducible fuzz campaign (issue 7).
+"""``practice-loop fuzz``: a bounded, parallel, reproducible fuzz campaign (issues 7, 19).
 
-Runs rounds of the property and state-machine suite (``python -m pytest -n N -p
+The default engine (``--engine adaptive``, issue 19) keeps one long-lived worker per core
+(``fuzz_adaptive``, ``fuzz_worker``): each collects the Hypothesis tests once and gives its
+time to the properties still finding new behaviour. The tests that failed, hung or crashed
+there, and those the workers cannot run in-process, then get one pytest round (the
+confirmation round below) that replays each failure from the example database and shrinks
+it once; its records are the report's findings, as with the other engine. The report adds
+the search's per-property table, its SVG charts and every worker's seed.
+
+The round-robin engine (``--engine rounds``, issue 7) runs rounds of the property and
+state-machine suite (``python -m pytest -n N -p
 practice_loop.harness.fuzz_plugin``, Hypothesis tests only) under the ``nightly`` profile, each with
 fresh seeds and twice the examples of the round before (up to the profile's own), until its
 share of the time budget is spent; then the CrossHair lane (``python -m practice_loop
@@ -32,6 +41,8 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
+from .fuzz_adaptive import AdaptiveSummary, LiveTable, WorkerRefused, run_search
+from .fuzz_charts import write_charts
 from .fuzz_database import (
     DATABASE_ENV,
     DEFAULT_DATABASE,
@@ -79,6 +90,12 @@ STOP_GRACE_SECONDS = 3.0
 # Seconds kept back at the end of the budget for starting the lane and writing the reports.
 CLOSING_SECONDS = 2.0
 POLL_SECONDS = 0.2
+ENGINES = ("adaptive", "rounds")
+# The end of the search kept for the confirmation round, when a test needs it: this share
+# of the search's time, within these bounds, and never more than half of it.
+CONFIRM_SHARE = 0.2
+CONFIRM_MIN_SECONDS = 12.0
+CONFIRM_MAX_SECONDS = 120.0
 PYTEST_USAGE_ERROR = 4
 PYTEST_NO_TESTS = 5
 _PYTEST_CLEAN = (0, 1)  # all passed / some failed: pytest itself worked
@@ -113,6 +130,14 @@ def add_subcommand(subparsers: Any) -> argparse.ArgumentParser:
         default="auto",
         metavar="N",
         help="pytest-xdist workers: a number, 'auto' (default: every core) or 0 for one process",
+    )
+    fuzz.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default=ENGINES[0],
+        help="adaptive (default): long-lived workers that spend time where properties find "
+        "new behaviour, then one pytest round for what failed; rounds: pytest rounds of "
+        "every test in turn, each with twice the examples of the last",
     )
     fuzz.add_argument(
         "--profile",
@@ -201,6 +226,7 @@ class CampaignPlan:
     test_timeout: float
     crosshair_share: float
     first_examples: int
+    engine: str = ENGINES[0]
 
     def __post_init__(self) -> None:
         # Issue 7: every bound a campaign relies on is checked before anything runs.
@@ -216,6 +242,8 @@ class CampaignPlan:
             raise UsageProblem(f"--first-examples must be at least 1, not {self.first_examples}")
         if not self.profile:
             raise UsageProblem("--profile is empty")
+        if self.engine not in ENGINES:
+            raise UsageProblem(f"--engine must be one of {', '.join(ENGINES)}, not {self.engine!r}")
 
 
 def available_cores() -> int:
@@ -261,6 +289,7 @@ def plan_from_args(args: argparse.Namespace) -> CampaignPlan:
         test_timeout=args.test_timeout,
         crosshair_share=args.crosshair_share,
         first_examples=args.first_examples,
+        engine=args.engine,
     )
 
 
@@ -362,8 +391,9 @@ class Progress:
 
     def show(self, elapsed: float, round_number: int, examples: int, findings: int) -> None:
         self._last = time.monotonic()
+        stage = f"round {round_number}" if round_number else "search"
         line = (
-            f"fuzz: {elapsed:6.0f}/{self.budget:.0f} s  round {round_number}  "
+            f"fuzz: {elapsed:6.0f}/{self.budget:.0f} s  {stage}  "
             f"examples {examples:,}  failures {findings}"
         )
         if self.tty:
@@ -386,25 +416,37 @@ class _Campaign:
     faults: list[tuple[Fault, str]] = dataclasses.field(default_factory=list)
     rounds_seconds: float = 0.0
     cpu_seconds: float = 0.0
+    adaptive: AdaptiveSummary | None = None
+    charts: tuple[str, ...] = ()
 
     def elapsed(self) -> float:
         return time.monotonic() - self.started
 
     def examples(self) -> int:
-        return sum(run.examples for run in self.runs)
+        searched = self.adaptive.examples if self.adaptive is not None else 0
+        return searched + sum(run.examples for run in self.runs)
 
     def findings(self) -> int:
         return sum(1 for run in self.runs if run.outcome in FINDINGS)
 
 
-def _run_rounds(campaign: _Campaign, deadline: float, progress: Progress, rounds_dir: Path) -> bool:
-    """Rounds until ``deadline`` (monotonic). False when the campaign must stop (a usage error
-    raised as ``UsageProblem``, a fault recorded, or Ctrl-C recorded)."""
-    plan = campaign.plan
+def _run_rounds(
+    campaign: _Campaign,
+    deadline: float,
+    progress: Progress,
+    rounds_dir: Path,
+    *,
+    plan: CampaignPlan | None = None,
+    max_rounds: int | None = None,
+) -> bool:
+    """Rounds of ``plan`` (the campaign's own by default) until ``deadline`` (monotonic) or
+    ``max_rounds``. False when the campaign must stop (a usage error raised as
+    ``UsageProblem``, a fault recorded, or Ctrl-C recorded)."""
+    plan = campaign.plan if plan is None else plan
     environ = round_environment(plan)
     max_examples = plan.first_examples
     number = 0
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and (max_rounds is None or number < max_rounds):
         number += 1
         record_dir = rounds_dir / f"round-{number:03d}"
         log_path = rounds_dir / f"round-{number:03d}.log"
@@ -589,7 +631,11 @@ def run_campaign(plan: CampaignPlan, stream: IO[str] = sys.stderr) -> tuple[Camp
         campaign.faults.append((Fault.DATABASE_UNREACHABLE, str(error)))
     else:
         try:
-            if _run_rounds(campaign, rounds_deadline, progress, rounds_dir):
+            if plan.engine == "adaptive":
+                searched = _run_adaptive(campaign, rounds_deadline, progress, out, stream)
+            else:
+                searched = _run_rounds(campaign, rounds_deadline, progress, rounds_dir)
+            if searched:
                 progress.show(
                     campaign.elapsed(),
                     len(campaign.rounds),
@@ -603,7 +649,8 @@ def run_campaign(plan: CampaignPlan, stream: IO[str] = sys.stderr) -> tuple[Camp
     finished = [
         r for r in campaign.runs if r.outcome not in (RunOutcome.CUT_OFF, RunOutcome.NOT_STARTED)
     ]
-    if not finished and not campaign.faults:
+    searched_examples = campaign.adaptive.examples if campaign.adaptive is not None else 0
+    if not finished and not searched_examples and not campaign.faults:
         campaign.faults.append(
             (
                 Fault.NOTHING_COMPLETED,
@@ -628,9 +675,63 @@ def run_campaign(plan: CampaignPlan, stream: IO[str] = sys.stderr) -> tuple[Camp
         cpu_seconds=campaign.cpu_seconds,
         faults=tuple(campaign.faults),
         started_at=campaign.started_at,
-        context=run_context(Path.cwd(), "crosshair-tool", "hypothesis-crosshair"),
+        context=run_context(Path.cwd(), "crosshair-tool", "hypothesis-crosshair", "atheris"),
+        engine=plan.engine,
+        adaptive=campaign.adaptive,
+        charts=campaign.charts,
     )
     return report, report.exit_status
+
+
+def _run_adaptive(
+    campaign: _Campaign, deadline: float, progress: Progress, out: Path, stream: IO[str]
+) -> bool:
+    """The adaptive search until ``deadline``, then the confirmation round for the tests
+    that need one (its end of the search is kept for it only when one does). False when
+    the campaign must stop (Ctrl-C, or a fault recorded)."""
+    plan = campaign.plan
+    workers_dir = out / "workers"
+    if workers_dir.exists():
+        shutil.rmtree(workers_dir)  # an earlier campaign's records are not this one's
+    search_seconds = deadline - time.monotonic()
+    reserve = min(
+        max(CONFIRM_MIN_SECONDS, CONFIRM_SHARE * search_seconds),
+        CONFIRM_MAX_SECONDS,
+        search_seconds / 2,  # a short campaign still searches half its time
+    )
+    cpu_before = _children_cpu()
+    try:
+        summary = run_search(
+            workers=max(plan.workers, 1),
+            end=deadline,
+            out=workers_dir,
+            environ=round_environment(plan),
+            profile=plan.profile,
+            test_timeout=plan.test_timeout,
+            keyword=plan.keyword,
+            tests=plan.tests,
+            table=LiveTable(stream, plan.budget_seconds),
+            stop_early=deadline - reserve,
+        )
+    except WorkerRefused as refused:
+        raise UsageProblem(str(refused)) from None
+    campaign.rounds_seconds += summary.seconds
+    campaign.cpu_seconds += _children_cpu() - cpu_before
+    campaign.adaptive = summary
+    campaign.charts = tuple(str(path) for path in write_charts(summary, out / "charts"))
+    campaign.faults.extend((Fault(kind), detail) for kind, detail in summary.faults)
+    if summary.interrupted:
+        campaign.faults.append((Fault.INTERRUPTED, "Ctrl-C during the adaptive search"))
+        return False
+    if not summary.collected and not summary.unfuzzable:
+        raise UsageProblem("the selection holds no Hypothesis test")
+    if summary.faults:
+        return False
+    if not summary.to_confirm:
+        return True
+    confirming = dataclasses.replace(plan, tests=summary.to_confirm, keyword=None)
+    progress.show(campaign.elapsed(), 0, summary.examples, len(summary.findings))
+    return _run_rounds(campaign, deadline, progress, out / "rounds", plan=confirming, max_rounds=1)
 
 
 def _print_summary(report: CampaignReport, written: list[Path], stream: IO[str]) -> None:
@@ -638,7 +739,13 @@ def _print_summary(report: CampaignReport, written: list[Path], stream: IO[str])
     totals = data["totals"]
     print(
         f"fuzz: {report.status.value}: {totals['findings']} finding(s); {totals['rounds']} rounds, "
-        f"{totals['test_runs']} test runs, {totals['examples']:,} examples in "
+        f"{totals['test_runs']} test runs, {totals['examples']:,} examples"
+        + (
+            f" and {totals['search_examples']:,} in the adaptive search"
+            if report.adaptive is not None
+            else ""
+        )
+        + " in "
         f"{report.elapsed_seconds:.1f} s (budget {report.budget_seconds:.0f} s); "
         f"{totals['tests_never_run']} selected test(s) never ran to their end; "
         f"cores busy {report.busy_share:.0%}; CrossHair {report.crosshair.status.value}",
@@ -646,6 +753,13 @@ def _print_summary(report: CampaignReport, written: list[Path], stream: IO[str])
     )
     for fault, detail in report.faults:
         print(f"fuzz: fault {fault.value}: {detail}", file=stream)
+    if report.adaptive is not None:
+        commands = data["adaptive"]["replay_commands"]
+        for finding in report.adaptive.findings:
+            print(f"fuzz: search found {finding.origin} in {finding.nodeid}", file=stream)
+            print(f"  replay: {commands[finding.nodeid]}", file=stream)
+        for loss in report.adaptive.losses:
+            print(f"fuzz: search: {loss.nodeid} {loss.outcome} its worker", file=stream)
     for test in data["tests"]:
         for failure in test["failures"]:
             print(

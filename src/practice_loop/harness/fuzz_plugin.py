@@ -109,7 +109,7 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(f"--fuzz-reproduce={reproduce!r}: expected VERSION:BLOB")
         blob = (version, text.encode("ascii"))
     if record is not None or max_examples is not None:
-        _load_round_profile(max_examples, campaign=record is not None)
+        load_campaign_profile(max_examples, campaign=record is not None)
     plugin = FuzzRecorder(
         config,
         Path(record) if record is not None else None,
@@ -121,7 +121,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(plugin, PLUGIN_NAME)
 
 
-def _load_round_profile(max_examples: int | None, *, campaign: bool) -> None:
+def load_campaign_profile(max_examples: int | None, *, campaign: bool) -> None:
+    """Load the profile in force with the campaign's example database (and, with
+    ``max_examples``, a round's); a campaign refuses a derandomized profile."""
     name = settings.get_current_profile_name()
     if campaign and settings.default.derandomize:
         # Issue 7: a derandomized profile (Hypothesis's automatic `ci`, or ours) repeats the

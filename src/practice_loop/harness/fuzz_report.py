@@ -20,9 +20,11 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from .fuzz_adaptive import AdaptiveSummary
+from .fuzz_database import DATABASE_ENV
 from .report_context import context_line
 
-REPORT_SCHEMA = "practice-loop.fuzz-report.v1"
+REPORT_SCHEMA = "practice-loop.fuzz-report.v2"
 REPORT_JSON = "fuzz-report.json"
 REPORT_MARKDOWN = "fuzz-report.md"
 REPORT_JUNIT = "fuzz-junit.xml"
@@ -107,6 +109,7 @@ class Fault(enum.Enum):
     NOTHING_COMPLETED = "nothing_completed"
     CROSSHAIR_INCOMPLETE = "crosshair_incomplete"  # not run, or cut off before it finished
     INTERRUPTED = "interrupted"
+    WORKER_FAULT = "worker_fault"  # an adaptive worker failed on its own, not by a test
 
 
 EXIT_STATUS = {
@@ -375,6 +378,15 @@ def rerun_command(
     return shlex.join(command)
 
 
+def replay_from_database_command(nodeid: str, profile: str, database: str) -> str:
+    """A command that replays, from the campaign's example database, the failure an adaptive
+    worker saved for one test (``fuzz_one_input`` writes it where pytest's run of the test
+    looks), then shrinks it and prints the minimal example."""
+    command = [f"{DATABASE_ENV}={database}", "python", "-m", "pytest", nodeid]
+    command += ["-p", "practice_loop.harness.fuzz_plugin", f"--hypothesis-profile={profile}"]
+    return shlex.join(command + ["--fuzz-max-examples=1"])
+
+
 # ---------------------------------------------------------------------------------------------
 # The campaign's report
 
@@ -426,6 +438,9 @@ class CampaignReport:
     faults: tuple[tuple[Fault, str], ...]
     started_at: str
     context: dict[str, str]  # the commit and the tools' versions (report_context)
+    engine: str = "rounds"
+    adaptive: AdaptiveSummary | None = None  # the adaptive engine's search
+    charts: tuple[str, ...] = ()  # its SVG charts
 
     def __post_init__(self) -> None:
         _require(self.workers >= 0 and self.cores >= 1, "workers and cores")
@@ -439,7 +454,8 @@ class CampaignReport:
     def status(self) -> CampaignStatus:
         if any(fault is Fault.INTERRUPTED for fault, _ in self.faults):
             return CampaignStatus.INTERRUPTED
-        if self.findings or self.crosshair.status is LaneStatus.COUNTEREXAMPLE:
+        searched = self.adaptive is not None and (self.adaptive.findings or self.adaptive.losses)
+        if self.findings or searched or self.crosshair.status is LaneStatus.COUNTEREXAMPLE:
             return CampaignStatus.FAILED
         if self.faults:
             return CampaignStatus.INCOMPLETE
@@ -522,6 +538,7 @@ class CampaignReport:
         tests = self.per_test()
         return {
             "schema": REPORT_SCHEMA,
+            "engine": self.engine,
             "status": self.status.value,
             "exit_status": self.exit_status,
             "started_at": self.started_at,
@@ -543,6 +560,21 @@ class CampaignReport:
                 "findings": sum(len(test["failures"]) for test in tests),
                 "cpu_seconds": round(self.cpu_seconds, 3),
                 "busy_share": round(self.busy_share, 4),
+                "search_examples": self.adaptive.examples if self.adaptive is not None else 0,
+                "search_findings": len(self.adaptive.findings) if self.adaptive else 0,
+                "search_losses": len(self.adaptive.losses) if self.adaptive else 0,
+            },
+            "adaptive": None
+            if self.adaptive is None
+            else {
+                **self.adaptive.to_json(),
+                "charts": list(self.charts),
+                "replay_commands": {
+                    finding.nodeid: replay_from_database_command(
+                        finding.nodeid, self.profile, self.database
+                    )
+                    for finding in self.adaptive.findings
+                },
             },
             "rounds": [
                 {
@@ -601,7 +633,13 @@ def write_markdown(report: CampaignReport, out: Path) -> Path:
         "",
         f"**{report.status.value.upper()}** (exit {report.exit_status}): "
         f"{totals['findings']} finding(s) in {totals['rounds']} round(s), "
-        f"{totals['test_runs']} test runs, {totals['examples']:,} examples, "
+        f"{totals['test_runs']} test runs, {totals['examples']:,} examples"
+        + (
+            f" (and {totals['search_examples']:,} in the adaptive search)"
+            if report.adaptive is not None
+            else ""
+        )
+        + ", "
         f"{totals['tests_never_run']} selected test(s) never ran to their end, "
         f"{report.elapsed_seconds:.0f} s of a {report.budget_seconds:.0f} s budget.",
         "",
@@ -615,6 +653,8 @@ def write_markdown(report: CampaignReport, out: Path) -> Path:
     ]
     for fault, detail in report.faults:
         lines.append(f"- fault `{fault.value}`: {_md(detail)}")
+    if report.adaptive is not None:
+        lines += _adaptive_markdown(report, data["adaptive"], out)
     lines += ["", "## Findings", ""]
     if not report.findings:
         lines.append("None.")
@@ -670,6 +710,62 @@ def write_markdown(report: CampaignReport, out: Path) -> Path:
     path = out / REPORT_MARKDOWN
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+ADAPTIVE_ROWS = 40
+
+
+def _adaptive_markdown(report: CampaignReport, data: dict[str, Any], out: Path) -> list[str]:
+    """The adaptive search: what it found, its charts, its workers and its busiest rows."""
+    summary = report.adaptive
+    assert summary is not None
+    lines = [
+        "",
+        "## Adaptive search",
+        "",
+        f"{len(summary.collected)} properties on {len(summary.workers)} worker(s) for "
+        f"{summary.seconds:.0f} s: {summary.examples:,} examples, {len(summary.findings)} "
+        f"failure(s), {len(summary.losses)} hung or crashed test(s)"
+        + (", interrupted" if summary.interrupted else "")
+        + ". The confirmation round below replays each failure from the example database "
+        "and shrinks it once.",
+        "",
+    ]
+    for chart in report.charts:
+        path = Path(chart)
+        shown = path.relative_to(out) if path.is_relative_to(out) else path
+        lines += [f"![{path.stem}]({shown.as_posix()})", ""]
+    lines += ["| worker | seeds (first, then each restart) |", "|---|---|"]
+    lines += [f"| {w.index} | {', '.join(map(str, w.seeds))} |" for w in summary.workers]
+    if summary.findings:
+        lines += ["", "| property | failure | at s | input bytes | replay from the database |"]
+        lines.append("|---|---|---|---|---|")
+        for finding in summary.findings:
+            command = data["replay_commands"][finding.nodeid]
+            known = " (known)" if finding.known else ""
+            lines.append(
+                f"| `{_md(finding.nodeid)}` | {_md(finding.origin)}{known} | "
+                f"{finding.seconds:.1f} | {len(finding.input_hex) // 2} | `{_md(command)}` |"
+            )
+    for loss in summary.losses:
+        lines.append(f"- `{_md(loss.nodeid)}` {loss.outcome} its worker: {_md(loss.detail)}")
+    for nodeid, why in summary.unfuzzable:
+        lines.append(f"- `{_md(nodeid)}` runs only in the confirmation round: {_md(why)}")
+    rows = sorted(summary.properties, key=lambda p: (-p.discoveries, -p.examples))
+    lines += [
+        "",
+        f"| property (the {ADAPTIVE_ROWS} with the most discoveries) | examples | valid | "
+        "examples/s | s | discoveries | new in the last minute | findings |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for prop in rows[:ADAPTIVE_ROWS]:
+        rate = f"{prop.examples / prop.seconds:.0f}" if prop.seconds > 0 else "-"
+        lines.append(
+            f"| `{_md(prop.nodeid)}` | {prop.examples} | {prop.valid} | {rate} | "
+            f"{prop.seconds:.1f} | {prop.discoveries} | {prop.recent_discoveries} | "
+            f"{prop.findings} |"
+        )
+    return lines
 
 
 def junit_names(nodeid: str) -> tuple[str, str]:

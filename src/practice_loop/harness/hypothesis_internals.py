@@ -12,6 +12,8 @@ of quietly changing what a campaign does. The floor and the pin are in ``pyproje
 
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,6 +22,7 @@ from typing import Any
 from hypothesis import is_hypothesis_test
 from hypothesis.configuration import storage_directory
 from hypothesis.internal import observability
+from hypothesis.stateful import get_state_machine_test
 from hypothesis.statistics import collector
 
 # What the public decorators write on a test: ``@seed(n)`` and ``@reproduce_failure(v, b)``.
@@ -47,6 +50,51 @@ def target_of(obj: Any) -> Any:
     if machine is not None:
         return machine
     return function if function is not None and is_hypothesis_test(function) else None
+
+
+def fuzz_target_of(item: Any) -> Callable[[bytes], bytes | None] | str | None:
+    """What runs a collected test once on a fuzz input (``fuzz_one_input``); a sentence
+    saying why it cannot be run outside pytest (it takes fixtures); ``None`` when it is not a
+    Hypothesis test.
+
+    A parametrized test's fuzz target is made with the item's parameters bound: its
+    ``inner_test`` (which Hypothesis lets a runner replace) is, for the moment the target is
+    made, the test with them, wrapped so that its database key is the one pytest's own run
+    of the item uses (Hypothesis's pytest plugin adds the node id to it). So a failure
+    ``fuzz_one_input`` saves is replayed by ``pytest NODEID``. A state machine's target is
+    the test Hypothesis builds for it (``get_state_machine_test``, what HypoFuzz calls)."""
+    target = target_of(getattr(item, "obj", None))
+    if target is None:
+        return None
+    if isinstance(target, type):  # built from the machine alone, without the TestCase
+        return get_state_machine_test(target).hypothesis.fuzz_one_input
+    params = dict(getattr(getattr(item, "callspec", None), "params", {}))
+    fixtures = [name for name in getattr(item, "fixturenames", ()) if name not in params]
+    if fixtures:
+        return "it takes pytest fixtures (" + ", ".join(fixtures) + ")"
+    handle = target.hypothesis
+    if not params:
+        return handle.fuzz_one_input
+    inner = handle.inner_test
+
+    @functools.wraps(inner)
+    def with_parameters(*args: Any, **kwargs: Any) -> Any:
+        return inner(*args, **params, **kwargs)
+
+    with_parameters._hypothesis_internal_add_digest = item.nodeid.encode()  # type: ignore[attr-defined]
+    # The target binds no argument of its own, so for the moment it is made the test's
+    # signature is shown without the bound parameters (it checks the arguments against it).
+    signature = inspect.signature(target)
+    unbound = signature.replace(
+        parameters=[p for name, p in signature.parameters.items() if name not in params]
+    )
+    handle.inner_test = with_parameters
+    target.__signature__ = unbound
+    try:
+        return handle._get_fuzz_target()  # the property caches one target per function
+    finally:
+        handle.inner_test = inner
+        target.__signature__ = signature
 
 
 def own_seed(target: Any) -> int | None:

@@ -634,13 +634,13 @@ def verify_sealed_trace(trace: SealedPracticeTrace) -> TraceVerification:
 # Loading
 
 
+@trust_scope()
 def sealed_trace_bytes(trace: SealedPracticeTrace) -> bytes:
     """The canonical bytes a store keeps for a trace (every field, prose included).
 
     Only a trace that inspects clean is encoded; its fields already passed checks at least as
     strict as the hashable profile, so the profile walk is not repeated (docs/adr/0003).
-    Raises ``RecordError`` for anything else. One call: ``checked_canonical_bytes`` opens the
-    scope.
+    Raises ``RecordError`` for anything else.
     """
     return checked_canonical_bytes(trace, SealedPracticeTrace)
 

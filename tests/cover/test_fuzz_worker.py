@@ -1,0 +1,237 @@
+"""The adaptive engine's parts (issue 19): the tracer count it steers by, the share of time
+each property gets, the inputs it makes, how it reads its workers, and its charts. The whole
+campaign is tested in ``test_fuzz.py``."""
+
+from __future__ import annotations
+
+import collections
+import json
+import random
+import time
+from pathlib import Path
+from xml.etree import ElementTree
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from practice_loop.harness import fuzz_adaptive, fuzz_charts, fuzz_worker
+from practice_loop.harness.fuzz_worker import (
+    FLOOR_SHARE,
+    MAX_INPUT,
+    ArcCounter,
+    Property,
+    Worker,
+    mutated,
+    origin_of,
+)
+from practice_loop.harness.hypothesis_internals import fuzz_target_of
+
+KERNEL = Path(fuzz_worker.__file__).resolve().parents[1] / "kernel"
+
+
+def test_the_arc_count_grows_when_new_code_runs_and_only_then():
+    """The count is read from coverage.py's collector, not a published API: this fails by
+    name if a release moves it."""
+    from practice_loop.harness.examples import shipped_examples
+    from practice_loop.kernel import practice_case
+
+    arcs = ArcCounter([KERNEL])
+    frames = [example.frame for example in shipped_examples()]
+    arcs.start()
+    practice_case(frames[0])
+    arcs.stop()
+    first = arcs.count()
+    arcs.start()
+    practice_case(frames[0])  # the same path again: nothing new
+    arcs.stop()
+    assert arcs.count() == first > 0
+    arcs.start()
+    practice_case(frames[1])  # a runnable frame: the proof's path, never run before
+    arcs.stop()
+    assert arcs.count() > first
+    traced = arcs.count()
+    practice_case(frames[2])  # a path of its own, but untraced: not counted
+    assert arcs.count() == traced
+
+
+def _properties(count: int) -> list[Property]:
+    return [Property(f"t::p{i}", lambda data: data) for i in range(count)]
+
+
+def _worker(properties: list[Property], seed: int = 0) -> Worker:
+    return Worker(
+        properties, open("/dev/null", "w"), seed=seed, deadline=0.0, started=time.monotonic(),
+        arcs=ArcCounter([KERNEL]), database=None, test_timeout=60, hang=None,
+    )  # fmt: skip
+
+
+def test_time_goes_to_discovery_but_every_property_keeps_its_floor_share():
+    properties = _properties(10)
+    properties[3].recent = 50.0  # the one still finding new behaviour
+    worker = _worker(properties, seed=1)
+    chosen = collections.Counter(worker.choose().nodeid for _ in range(20_000))
+    floor = FLOOR_SHARE / len(properties)
+    assert chosen["t::p3"] / 20_000 > 1 - FLOOR_SHARE
+    for prop in properties:
+        assert chosen[prop.nodeid] / 20_000 >= 0.8 * floor, prop.nodeid
+
+
+def test_with_no_discovery_anywhere_the_properties_share_alike():
+    worker = _worker(_properties(4), seed=2)
+    chosen = collections.Counter(worker.choose().nodeid for _ in range(8_000))
+    assert all(1_700 < n < 2_300 for n in chosen.values()) and len(chosen) == 4
+
+
+@given(
+    corpus=st.lists(st.binary(max_size=300), max_size=4),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_inputs_are_bounded_and_replayable_from_the_seed(corpus, seed):
+    one = mutated(corpus, random.Random(seed))
+    assert type(one) is bytes and len(one) <= MAX_INPUT
+    assert mutated(corpus, random.Random(seed)) == one
+
+
+def test_a_known_failure_is_replayed_once_reported_as_known_and_not_saved_again(tmp_path):
+    """A failure kept by an earlier campaign: run once at start, a `known` finding, nothing
+    written back; a new failure is saved under the property's own key."""
+    saved: dict[bytes, list[bytes]] = collections.defaultdict(list)
+
+    class Database:
+        def fetch(self, key):
+            return list(saved[key])
+
+        def save(self, key, value):
+            saved[key].append(value)
+
+    calls: list[bytes] = []
+
+    def failing(data: bytes) -> bytes:
+        calls.append(data)
+        raise AssertionError("planted")
+
+    prop = Property("t::failing", failing)
+    saved[prop.key].append(b"old input")
+    record = tmp_path / "record.jsonl"
+    with open(record, "w") as handle:
+        worker = Worker(
+            [prop], handle, seed=0, deadline=0.0, started=time.monotonic(),
+            arcs=ArcCounter([KERNEL]), database=Database(), test_timeout=60, hang=None,
+        )  # fmt: skip
+        worker.replay_known()
+        worker._run_one(prop, b"new input")  # the same origin: not a second finding
+    lines = [json.loads(line) for line in record.read_text().splitlines()]
+    findings = [line for line in lines if line["event"] == "finding"]
+    assert [(f["known"], bytes.fromhex(f["input"])) for f in findings] == [(True, b"old input")]
+    assert calls == [b"old input", b"new input"]
+    assert saved[prop.key] == [b"old input"]
+    assert findings[0]["origin"].startswith("AssertionError at test_fuzz_worker.py:")
+
+
+def test_a_failure_is_named_by_its_type_and_the_line_that_raised_it():
+    try:
+        raise KeyError("x")
+    except KeyError as error:
+        origin = origin_of(error)
+    assert origin.startswith("KeyError at test_fuzz_worker.py:")
+
+
+class _Item:
+    """The parts of a pytest item that ``fuzz_target_of`` reads."""
+
+    def __init__(self, obj, fixturenames=(), params=None, nodeid="t.py::x"):
+        self.obj = obj
+        self.fixturenames = list(fixturenames)
+        self.nodeid = nodeid
+        if params is not None:
+            self.callspec = type("CallSpec", (), {"params": params})()
+
+
+@given(st.integers())
+def _property(x):
+    assert x != 12345
+
+
+@given(st.text())
+def _parametrized(k, s):
+    assert len(s) * k != 6
+
+
+def test_a_test_taking_fixtures_is_left_to_pytest_with_the_reason():
+    found = fuzz_target_of(_Item(_property, ["tmp_path"]))
+    assert found == "it takes pytest fixtures (tmp_path)"
+    assert fuzz_target_of(_Item(lambda: None)) is None  # not a Hypothesis test
+
+
+def test_a_parametrized_target_runs_with_its_parameters_bound():
+    target = fuzz_target_of(_Item(_parametrized, ["k"], {"k": 3}, "t.py::x[3]"))
+    failures = 0
+    rnd = random.Random(0)
+    for _ in range(3000):
+        try:
+            target(rnd.randbytes(64))
+        except AssertionError:
+            failures += 1
+    assert failures > 0  # only k=3 with two characters fails: the binding reached the test
+    plain = fuzz_target_of(_Item(_property))
+    assert plain(bytes(64)) is not None
+
+
+def test_the_live_view_counts_discoveries_of_the_last_minute(monkeypatch):
+    clock = [1000.0]
+    monkeypatch.setattr(fuzz_adaptive.time, "monotonic", lambda: clock[0])
+    live = fuzz_adaptive._Live(started=1000.0)
+    for at, discoveries in ((1, 2), (30, 5), (70, 9), (95, 9)):
+        clock[0] = 1000.0 + at
+        live._update("t::p", {"examples": 1, "discoveries": discoveries, "last_discovery": 1})
+    # At 95 s the last minute began at 35 s: the point at 30 s (5) is the baseline.
+    assert live.recent("t::p") == 4
+    clock[0] = 1000.0 + 200
+    assert live.recent("t::p") == 0  # nothing found since 95 s
+
+
+def test_a_record_is_read_line_by_line_as_it_grows(tmp_path):
+    path = tmp_path / "r.jsonl"
+    tail = fuzz_adaptive._Tail(path)
+    assert tail.lines() == []
+    path.write_bytes(b'{"a": 1}\n{"b"')
+    assert tail.lines() == [{"a": 1}]
+    with open(path, "ab") as handle:
+        handle.write(b": 2}\nnot json\n")
+    assert tail.lines() == [{"b": 2}]
+
+
+def test_the_charts_are_svg_with_one_bar_per_property_up_to_the_cap(tmp_path):
+    properties = tuple(
+        fuzz_adaptive.PropertyStats(f"t::p{i}", 0, 10, 10, float(i), 0, 0, None, 0)
+        for i in range(25)
+    )
+    summary = fuzz_adaptive.AdaptiveSummary(
+        seconds=3.0, workers=(), properties=properties, findings=(), losses=(),
+        unfuzzable=(), timeline=((0.0, 0, 0), (1.0, 50, 200), (2.0, 80, 450)), faults=(),
+        interrupted=False, collected=tuple(p.nodeid for p in properties),
+    )  # fmt: skip
+    written = fuzz_charts.write_charts(summary, tmp_path)
+    assert [p.name for p in written] == ["coverage.svg", "examples.svg", "time-per-property.svg"]
+    roots = [ElementTree.parse(path).getroot() for path in written]
+    assert all(root.tag == "{http://www.w3.org/2000/svg}svg" for root in roots)
+    bars = roots[2].findall("{http://www.w3.org/2000/svg}rect")[1:]  # after the background
+    assert len(bars) == fuzz_charts.BAR_ROWS
+    (line,) = roots[0].findall("{http://www.w3.org/2000/svg}polyline")
+    assert len(line.get("points").split()) == 3
+
+
+@pytest.mark.parametrize(
+    ("stacks", "status", "outcome"),
+    [("Timeout (0:00:03)!\n  File x, in test_hangs", 1, "hung"), ("", -11, "crashed")],
+)
+def test_a_lost_worker_names_the_test_it_was_running(tmp_path, stacks, status, outcome):
+    hang = tmp_path / "w.hang"
+    hang.write_text(stacks)
+    process = fuzz_adaptive._Process(
+        0, 1, tmp_path / "w.jsonl", hang, tmp_path / "w.log", None, None, running="t::p"
+    )
+    loss = fuzz_adaptive._loss_of(process, status, 5.0)
+    assert (loss.nodeid, loss.outcome) == ("t::p", outcome)
+    assert loss.stacks == stacks
