@@ -11,7 +11,12 @@ reported, never asserted (machines here are shared and noisy).
    the content the frame digest, the run input digest and the operator set id cover; their
    bytes are made beforehand). Only encoding and hashing are timed;
 3. their ratio (issue 16 target: at most 1.5x);
-4. ``practice-loop run`` over the GSM8K training file into a fresh store, cases per second of
+4. a lower bound on that ratio for any kernel whose records validate on construction: the floor
+   plus what merely building the trace's distinct records costs (setting each field once on a
+   bare object) plus calling each field's declared check once, nested records already trusted
+   (so each check is shallow). No stage logic, cross-field rule, identity encoding or trust
+   bookkeeping is in it, so the real kernel can only cost more;
+5. ``practice-loop run`` over the GSM8K training file into a fresh store, cases per second of
    wall time and of this process's CPU time (target: at least 500 on one core).
 """
 
@@ -35,6 +40,7 @@ from practice_loop.kernel import (
     practice_case,
 )
 from practice_loop.kernel.record import Record
+from practice_loop.kernel.trust import _CURRENT_TRUST, trust_scope
 from practice_loop.product.reader import ReaderRefusal, read_question
 from practice_loop.product.runner import run_file
 from practice_loop.product.store import TraceStore
@@ -63,6 +69,44 @@ def _hashed_payloads(trace: SealedPracticeTrace) -> list[bytes]:
 _CONTENT_HASHED = (ProblemFrame, GeometricSearchInput, OperatorSetManifest)
 
 
+def _distinct_records(trace: SealedPracticeTrace) -> list[Record]:
+    found: dict[int, Record] = {}
+    pending: list[object] = [trace]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, Record) and id(value) not in found:
+            found[id(value)] = value
+            pending.extend(getattr(value, name) for name in type(value)._FIELDS)
+        elif type(value) is tuple:
+            pending.extend(value)
+    return list(found.values())
+
+
+def _validation_minimum(trace: SealedPracticeTrace, repeat: int) -> float:
+    """Median seconds to set every field of the trace's distinct records on bare objects and
+    to run each field's check once, nested records trusted (item 4 of the docstring)."""
+    records = _distinct_records(trace)
+    built = [(type(r), [(name, getattr(r, name)) for name in type(r)._FIELDS]) for r in records]
+    checked = [(r, type(r).SCHEMA) for r in records]
+    setattr_ = object.__setattr__
+
+    def build_and_check() -> None:
+        for kind, fields in built:
+            bare = object.__new__(kind)
+            for name, value in fields:
+                setattr_(bare, name, value)
+        for record, schema in checked:
+            for name, check in schema:
+                check(getattr(record, name))
+
+    with trust_scope():
+        trust = _CURRENT_TRUST.get()
+        assert trust is not None
+        for record in records:
+            trust.records[id(record)] = record
+        return _median_seconds(build_and_check, repeat)
+
+
 def _median_seconds(action, repeat: int) -> float:
     samples = []
     for _ in range(repeat):
@@ -76,7 +120,7 @@ def kernel_against_floor(repeat: int) -> dict[str, float]:
     sample = resources.files("practice_loop") / "data" / "sample.jsonl"
     questions = [json.loads(line)["question"] for line in sample.read_text("utf-8").splitlines()]
     questions = [q for q in questions if type(read_question(q)) is not ReaderRefusal]
-    case_times, floor_times = [], []
+    case_times, floor_times, minimum_times = [], [], []
     for question in questions:
         trace = practice_case(read_question(question))
         assert type(trace) is SealedPracticeTrace
@@ -93,13 +137,17 @@ def kernel_against_floor(repeat: int) -> dict[str, float]:
         fresh = iter([read_question(question) for _ in range(repeat)])
         case_times.append(_median_seconds(lambda fresh=fresh: practice_case(next(fresh)), repeat))
         floor_times.append(_median_seconds(floor, repeat))
+        minimum_times.append(_validation_minimum(trace, repeat))
     case_ms = statistics.median(case_times) * 1000
     floor_ms = statistics.median(floor_times) * 1000
+    minimum_ms = statistics.median(minimum_times) * 1000
     return {
         "sample_cases": len(questions),
         "practice_case_median_ms": round(case_ms, 4),
         "canonical_sha256_floor_median_ms": round(floor_ms, 4),
         "ratio": round(case_ms / floor_ms, 2),
+        "build_and_check_fields_median_ms": round(minimum_ms, 4),
+        "ratio_lower_bound_with_validation": round((floor_ms + minimum_ms) / floor_ms, 2),
     }
 
 
