@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from practice_loop.harness import fuzz_adaptive, fuzz_charts, fuzz_worker
 from practice_loop.harness.fuzz_worker import (
+    FLOOR_EVERY,
     FLOOR_SHARE,
     MAX_INPUT,
     ArcCounter,
@@ -75,6 +76,23 @@ def test_time_goes_to_discovery_but_every_property_keeps_its_floor_share():
     assert chosen["t::p3"] / 20_000 > 1 - FLOOR_SHARE
     for prop in properties:
         assert chosen[prop.nodeid] / 20_000 >= 0.8 * floor, prop.nodeid
+
+
+def test_the_floor_is_a_schedule_every_property_runs_first_and_then_in_turn():
+    """Issue 19 ("never below a floor share"): however discovery weighs, each property gets
+    its first slice before any weighting, and one slice in every FLOOR_EVERY * N after that.
+    A floor drawn at random held only on average: in a 150 s search of 137 properties, 57
+    never ran (benchmarks/bench_fuzz.py compare)."""
+    properties = _properties(137)
+    properties[3].recent = 1e9  # one property finds everything
+    worker = _worker(properties, seed=5)
+    first = [worker.choose().nodeid for _ in range(137)]
+    assert sorted(first) == sorted(prop.nodeid for prop in properties)
+    window = FLOOR_EVERY * len(properties)
+    for _ in range(3):
+        chosen = collections.Counter(worker.choose().nodeid for _ in range(window))
+        assert all(chosen[prop.nodeid] >= 1 for prop in properties)
+        assert chosen["t::p3"] >= window - len(properties)
 
 
 def test_with_no_discovery_anywhere_the_properties_share_alike():
