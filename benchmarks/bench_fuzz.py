@@ -282,6 +282,9 @@ def main() -> int:
     except PlantError as error:
         print(f"bench_fuzz: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("bench_fuzz: interrupted; the figures above are all it measured", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":
