@@ -52,19 +52,13 @@ DEFAULT_GSM8K = Path(__file__).resolve().parents[1].parent / "shared/data/gsm8k/
 
 def _hashed_payloads(trace: SealedPracticeTrace) -> list[bytes]:
     """The canonical bytes of each distinct payload the loop hashes for this trace."""
-    found: dict[int, bytes] = {}
-    pending: list[object] = [trace]
-    while pending:
-        value = pending.pop()
-        if isinstance(value, Record) and id(value) not in found:
-            if type(value).ID_FIELD is not None:
-                found[id(value)] = canonical_json(value.identity_payload())
-            elif type(value) in _CONTENT_HASHED:
-                found[id(value)] = canonical_json(value.to_json(drop_explanations=True))
-            pending.extend(getattr(value, name) for name in type(value).__dataclass_fields__)
-        elif type(value) is tuple:
-            pending.extend(value)
-    return list(found.values())
+    payloads = []
+    for record in _distinct_records(trace):
+        if type(record).ID_FIELD is not None:
+            payloads.append(canonical_json(record.identity_payload()))
+        elif type(record) in _CONTENT_HASHED:
+            payloads.append(canonical_json(record.to_json(drop_explanations=True)))
+    return payloads
 
 
 # Records without an id whose content the loop hashes (ADR-0228 §6, §10).
