@@ -1151,8 +1151,9 @@ damaged = st.integers(0, len(DATA) - 1).map(lambda cut: DATA[:cut] + DATA[cut + 
 def test_arbitrary_or_damaged_bytes_never_raise(data):
     """0007 loading: random bytes, or a stored trace with one byte deleted, never raise. They
     load as one typed failure (undecodable, or record_malformed / trace_id_mismatch /
-    stage_digest_mismatch when the bytes still parse), unless the deleted byte was prose (an
-    explanation is not sealed), in which case the trace loads with the same trace_id."""
+    stage_digest_mismatch / version_unsupported when the bytes still parse), unless the deleted
+    byte was prose (an explanation is not sealed), in which case the trace loads with the same
+    trace_id."""
     result = load_sealed_trace(data)
     if type(result) is SealedPracticeTrace:
         assert result.trace_id == DU.trace_id
@@ -1165,7 +1166,21 @@ def test_arbitrary_or_damaged_bytes_never_raise(data):
         F.RECORD_MALFORMED,
         F.TRACE_ID_MISMATCH,
         F.STAGE_DIGEST_MISMATCH,
+        F.VERSION_UNSUPPORTED,
     )
+
+
+@pytest.mark.obligation("LOCAL-0007/loading")
+def test_a_stored_trace_whose_versions_lost_a_byte_is_an_unsupported_version():
+    """0007: a defect of the trace's ``versions`` is classified as ``version_unsupported``
+    whether it is found verifying or loading. Deleting the first letter of the first pair's
+    stage, "answer", still parses, as pairs out of order; the ``ci`` profile never drew this
+    cut, and a ten-minute fuzz campaign found it (issue 19)."""
+    cut = DATA.index(b'"versions":[["answer"') + len(b'"versions":[["')
+    result = load_sealed_trace(DATA[:cut] + DATA[cut + 1 :])
+    assert type(result) is TraceVerification and result.trace_id is None
+    (failure,) = result.failures
+    assert (failure.code, failure.stage) == (F.VERSION_UNSUPPORTED, "versions")
 
 
 @pytest.mark.obligation("LOCAL-0007/loading")
