@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from practice_loop.harness import fuzz_adaptive, fuzz_charts, fuzz_worker
 from practice_loop.harness.fuzz_worker import (
+    ARITH_MAX,
     FLOOR_EVERY,
     FLOOR_SHARE,
     MAX_INPUT,
@@ -25,6 +26,9 @@ from practice_loop.harness.fuzz_worker import (
     Worker,
     mutated,
     origin_of,
+    source_integers,
+    step_a_number,
+    write_a_literal,
 )
 from practice_loop.harness.hypothesis_internals import fuzz_target_of
 
@@ -109,6 +113,79 @@ def test_inputs_are_bounded_and_replayable_from_the_seed(corpus, seed):
     one = mutated(corpus, random.Random(seed))
     assert type(one) is bytes and len(one) <= MAX_INPUT
     assert mutated(corpus, random.Random(seed)) == one
+
+
+def test_the_dictionary_is_the_packages_integer_literals_not_its_harness(tmp_path):
+    package = tmp_path / "package"
+    (package / "kernel").mkdir(parents=True)
+    (package / "harness").mkdir()
+    (package / "kernel" / "gate.py").write_text(
+        "LIMIT = 2600\nif x >= 4_000 and x < -4400 or x in (0, 1, True, 1.5, 2**40):\n    pass\n"
+    )
+    (package / "kernel" / "broken.py").write_text("def (:\n    777\n")
+    (package / "harness" / "engine.py").write_text("SLICE = 31337\n")
+    assert source_integers(package) == (2, 40, 2600, 4000, 4400)
+    assert {256, 10_000} <= set(source_integers(KERNEL.parent))  # docs/adr/0003, 0005 caps
+
+
+def test_a_dictionary_literal_written_over_the_input_is_the_integer_hypothesis_draws():
+    """The numeric mutations rest on how ``fuzz_one_input`` reads a bounded integer: as
+    many big-endian bytes as its range needs, added to its minimum. A release that reads
+    integers otherwise fails here by name, not as a slower campaign."""
+    seen: list[int] = []
+
+    @given(st.integers(0, 10_000))
+    def window(x):
+        seen.append(x)
+
+    run = window.hypothesis.fuzz_one_input
+    rnd = random.Random(7)
+    corpus = [run(bytes(2))]
+    hits = 0
+    for _ in range(2_000):
+        run(mutated(corpus, rnd, (2600,)))
+        hits += seen[-1] in (2599, 2600, 2601)
+    # Without the dictionary a value in that window comes once in about 3,300 inputs.
+    assert hits >= 20, hits
+    seen.clear()
+    rnd = random.Random(7)
+    for _ in range(2_000):
+        run(mutated(corpus, rnd))
+    assert sum(x in (2599, 2600, 2601) for x in seen) <= 3
+
+
+@given(data=st.binary(min_size=1, max_size=16), seed=st.integers(0, 2**32 - 1))
+def test_a_step_moves_one_number_by_at_most_arith_max(data, seed):
+    stepped = bytearray(data)
+    step_a_number(stepped, random.Random(seed))
+    padded = data + bytes(4)
+    for width in (1, 2, 4):
+        for start in range(len(data)):
+            window = slice(start, start + width)
+            if (
+                stepped[:start] != data[:start]
+                or stepped[start + width :] != padded[start + width : len(stepped)]
+            ):
+                continue
+            before = int.from_bytes(padded[window], "big")
+            after = int.from_bytes(bytes(stepped[window]).ljust(width, b"\0"), "big")
+            distance = min((after - before) % 256**width, (before - after) % 256**width)
+            if 1 <= distance <= ARITH_MAX and len(stepped) == max(len(data), start + width):
+                return
+    raise AssertionError(f"{data.hex()} became {bytes(stepped).hex()}")
+
+
+@given(
+    data=st.binary(min_size=1, max_size=16),
+    literal=st.integers(2, 2**32 - 1),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_a_literal_or_its_neighbour_is_written_big_endian(data, literal, seed):
+    written = bytearray(data)
+    write_a_literal(written, random.Random(seed), (literal,))
+    wanted = {n.to_bytes(w, "big") for n in (literal - 1, literal, literal + 1)
+              for w in range(1, 6) if n < 256**w and (w == 1 or n >= 256 ** (w - 2))}  # fmt: skip
+    assert any(bytes(written[i : i + len(b)]) == b for b in wanted for i in range(len(written)))
 
 
 def test_a_known_failure_is_replayed_once_reported_as_known_and_not_saved_again(tmp_path):

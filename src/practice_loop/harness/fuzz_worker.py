@@ -12,7 +12,14 @@ Hypothesis's fuzzing entry point (``fuzz_one_input``) until its time is spent:
   first runs one slice, and then every fifth slice goes to the next property in turn (a
   shuffled cycle), so no property ever starves.
 - **Inputs** are fresh random bytes or mutations of the inputs that found new behaviour
-  (each kept in the canonical, pruned form Hypothesis hands back).
+  (each kept in the canonical, pruned form Hypothesis hands back). Besides the usual byte
+  edits, two mutations aim at numeric comparisons, which coverage alone cannot climb (a
+  window ``a <= x < b`` is one arc, reached or not): an integer literal of the package's own
+  source (its dictionary, as fuzzers read one from comparison operands) written big-endian
+  over a few bytes, and a small addition to a 1-, 2- or 4-byte big-endian number. Hypothesis
+  draws a bounded integer as that many bytes above its minimum, so either can land a drawn
+  value on a boundary of the code under test; its own generation (the ``rounds`` engine)
+  draws such literals from the source too.
 - **Tracing costs** about half the speed of a kernel-heavy property, so only a share of
   inputs is traced: all of them while a property keeps finding behaviour, half as many
   after each slice that found nothing, never fewer than one in ten.
@@ -36,6 +43,7 @@ other status is a test that hung (1, with the stacks in ``--hang``) or crashed t
 from __future__ import annotations
 
 import argparse
+import ast
 import dataclasses
 import faulthandler
 import json
@@ -65,6 +73,10 @@ FLOOR_EVERY = round(1 / FLOOR_SHARE)  # every fifth slice
 HALF_LIFE_SECONDS = 30.0
 FRESH_SHARE = 0.3  # of inputs drawn as fresh random bytes even when there is a corpus
 MAX_CORPUS = 64
+ARITH_MAX = 35  # the largest step of the arithmetic mutation (AFL's ARITH_MAX)
+# Literals that are not worth a dictionary entry: every byte edit reaches them anyway.
+DICTIONARY_MIN = 2
+DICTIONARY_MAX = 2**32
 TRACE_FLOOR = 0.1  # the least share of a property's inputs run under the tracer
 # Hypothesis reads at most this many bytes of a fuzz input (hypothesis.core.BUFFER_SIZE).
 MAX_INPUT = 8 * 1024
@@ -135,12 +147,51 @@ def origin_of(error: BaseException) -> str:
     return f"{type(error).__name__} at {where}"
 
 
-def mutated(corpus: Sequence[bytes], rnd: random.Random) -> bytes:
-    """A fresh random input, or one of the corpus changed in one of the usual ways."""
+def source_integers(package: Path) -> tuple[int, ...]:
+    """The integer literals of the package's source, its harness excepted (the campaign's own
+    machinery is not under test): the dictionary of the numeric mutations. A file that does
+    not parse adds nothing: it cannot run either."""
+    found: set[int] = set()
+    for path in sorted(package.rglob("*.py")):
+        if "harness" in path.relative_to(package).parts:
+            continue
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+        except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and type(node.value) is int:
+                if DICTIONARY_MIN <= abs(node.value) < DICTIONARY_MAX:
+                    found.add(abs(node.value))
+    return tuple(sorted(found))
+
+
+def step_a_number(data: bytearray, rnd: random.Random) -> None:
+    """Add or take up to ARITH_MAX from the 1-, 2- or 4-byte big-endian number at a random
+    place of ``data`` (wrapping within its width; past the end, missing bytes read as 0)."""
+    width = rnd.choice((1, 2, 4))
+    start = rnd.randrange(len(data))
+    number = int.from_bytes(data[start : start + width].ljust(width, b"\0"), "big")
+    number += rnd.choice((-1, 1)) * rnd.randint(1, ARITH_MAX)
+    data[start : start + width] = (number % 256**width).to_bytes(width, "big")
+
+
+def write_a_literal(data: bytearray, rnd: random.Random, dictionary: Sequence[int]) -> None:
+    """Write a literal of ``dictionary``, or one of its neighbours, big-endian at a random
+    place of ``data``, at its own width or one byte wider (a draw whose range needs more)."""
+    number = rnd.choice(dictionary) + rnd.choice((-1, 0, 0, 0, 1))
+    width = max(1, (number.bit_length() + 7) // 8) + rnd.choice((0, 0, 1))
+    start = rnd.randrange(len(data))
+    data[start : start + width] = number.to_bytes(width, "big")
+
+
+def mutated(corpus: Sequence[bytes], rnd: random.Random, dictionary: Sequence[int] = ()) -> bytes:
+    """A fresh random input, or one of the corpus changed in one of the usual ways, or with
+    a number in it moved to a literal of ``dictionary`` or by a small step."""
     if not corpus or rnd.random() < FRESH_SHARE:
         return rnd.randbytes(rnd.choice((64, 512, 2048, MAX_INPUT)))
     data = bytearray(rnd.choice(corpus))
-    choice = rnd.randrange(6)
+    choice = rnd.randrange(8 if dictionary else 7)
     if choice == 0 or not data:  # extend: the pruned form ends where the test stopped reading
         data += rnd.randbytes(rnd.choice((8, 64, 512)))
     elif choice == 1:  # flip a few bytes
@@ -156,9 +207,13 @@ def mutated(corpus: Sequence[bytes], rnd: random.Random) -> bytes:
     elif choice == 4:  # splice with another input
         other = rnd.choice(corpus)
         data = data[: rnd.randint(0, len(data))] + other[rnd.randint(0, len(other)) :]
-    else:  # repeat a chunk
+    elif choice == 5:  # repeat a chunk
         start = rnd.randrange(len(data))
         data[start:start] = data[start : start + rnd.randint(1, 32)]
+    elif choice == 6:
+        step_a_number(data, rnd)
+    else:
+        write_a_literal(data, rnd, dictionary)
     return bytes(data[:MAX_INPUT])
 
 
@@ -175,8 +230,10 @@ class Worker:
         database: Any,
         test_timeout: float,
         hang: IO[str] | None,
+        dictionary: Sequence[int] = (),
     ) -> None:
         self.properties = properties
+        self.dictionary = tuple(dictionary)
         self.record = record
         self.rnd = random.Random(seed)
         self.deadline = deadline
@@ -299,7 +356,9 @@ class Worker:
             found = False
             while time.monotonic() < end:
                 traced = self.rnd.random() < prop.traced
-                found |= self._run_one(prop, mutated(prop.corpus, self.rnd), traced=traced)
+                found |= self._run_one(
+                    prop, mutated(prop.corpus, self.rnd, self.dictionary), traced=traced
+                )
             prop.traced = 1.0 if found else max(TRACE_FLOOR, prop.traced / 2)
             prop.recent *= math.pow(0.5, (prop.seconds - spent_before) / HALF_LIFE_SECONDS)
             if time.monotonic() - self._last_status >= STATUS_SECONDS:
@@ -437,6 +496,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             database=database,
             test_timeout=args.test_timeout,
             hang=hang,
+            dictionary=source_integers(Path(__file__).resolve().parents[1]),
         )
         worker.write(
             "collected",
