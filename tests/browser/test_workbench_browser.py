@@ -4,11 +4,14 @@ sample. Each test saves a screenshot of every page it visits in ``test-output/wo
 
 from __future__ import annotations
 
-from browser_support import HOSTILE_ID, screenshot
+import json
+
+from browser_support import HOSTILE_ID, SCREENSHOTS, screenshot
 
 from practice_loop.kernel import SealedPracticeTrace
-from practice_loop.product.store import ReadOnlyTraceStore
-from workbench_support import FORGED_CASE, trace_of
+from practice_loop.product.runner import run_lines
+from practice_loop.product.store import ReadOnlyTraceStore, TraceStore
+from workbench_support import FORGED_CASE, running, trace_of
 
 
 def _filter_counts(page) -> dict[str, int]:
@@ -80,9 +83,9 @@ def test_a_trace_page_shows_its_spans_and_stages(page, workbench, stores):
         assert set(range(span.start, span.end)) <= marked
     for stage in ("frame", "assessment", "residuals", "gate", "budget", "run", "candidates"):
         assert page.locator(f"#stage-{stage}").is_visible()
-        assert "missing-stage" not in page.locator(f"#stage-{stage}").get_attribute("class")
-    assert "missing-stage" in page.locator("#stage-direct-proof").get_attribute("class")
-    assert page.locator("#stage-direct-proof .missing").is_visible()
+        assert page.locator(f"#stage-{stage}").get_attribute("class") == "stage"
+    assert "off-path" in page.locator("#stage-direct-proof").get_attribute("class")
+    assert page.locator("#stage-direct-proof .not-on-path").is_visible()
     consumed = trace.run_outcome.budget_consumed
     meters = page.locator("#stage-budget meter").evaluate_all(
         "meters => meters.map(m => [m.value, m.max])"
@@ -101,17 +104,78 @@ def test_a_trace_page_shows_its_spans_and_stages(page, workbench, stores):
     assert identity.evaluate("e => e.scrollWidth > e.clientWidth")  # abbreviated on screen
 
 
-def test_a_direct_trace_shows_the_search_stages_as_missing(page, workbench, stores):
-    """ADR-0226 §7G: a stage the case never reached is shown as missing, never filled in."""
+def test_a_direct_trace_shows_the_search_stages_as_not_on_its_path(page, workbench, stores):
+    """ADR-0226 §7G, issue 20: a runnable case never searches. Its search stages say they are
+    not on this path, greyed, and nothing is called missing or filled in."""
     trace_id = trace_of(stores["clean"], "s01")
     page.goto(f"{workbench.url}trace/{trace_id}")
     screenshot(page, "trace-direct")
-    for stage in ("residuals", "gate", "budget", "candidates", "replays"):
+    for stage in ("residuals", "gate", "budget", "run", "candidates", "replays"):
         section = page.locator(f"#stage-{stage}")
-        assert "missing-stage" in section.get_attribute("class")
-        assert section.locator(".missing").inner_text().startswith("Missing:")
-    assert "missing-stage" not in page.locator("#stage-direct-proof").get_attribute("class")
+        assert "off-path" in section.get_attribute("class")
+        assert section.locator(".not-on-path").inner_text().startswith("Not on this path:")
+        box = page.locator(f'#flow li[data-stage="{stage}"]')
+        assert box.get_attribute("data-state") == "not_on_path"
+        assert box.evaluate("e => getComputedStyle(e).borderTopStyle") == "dashed"
+    assert page.locator(".missing, .missing-stage").count() == 0
+    assert page.locator("#stage-direct-proof").get_attribute("class") == "stage"
     assert page.locator("#final").inner_text().endswith("(direct)")
+
+
+def test_the_verdict_and_its_decisive_cause_are_on_the_first_screen(page, workbench, stores):
+    """Issue 20: a refused case's page opens, without scrolling, on its verdict: refused,
+    decided at the replay (result_non_negative), not at the answer's own refusal words; the
+    flow colours the decisive stage apart from those that passed and those after it."""
+    trace_id = trace_of(stores["clean"], "s18")
+    page.goto(f"{workbench.url}trace/{trace_id}")
+    screenshot(page, "trace-refused")
+    page.screenshot(path=str(SCREENSHOTS / "trace-refused-first-screen.png"))
+    verdict = page.locator("#verdict")
+    box = verdict.bounding_box()
+    assert box is not None and box["y"] + box["height"] <= page.viewport_size["height"]
+    assert verdict.locator(".verdict-head").inner_text().startswith("Refused")
+    assert "result_non_negative" in page.locator("#decisive").inner_text()
+    assert page.locator("#decisive").get_attribute("data-stage") == "replays"
+
+    def colour(stage: str) -> str:
+        box = page.locator(f'#flow li[data-stage="{stage}"]')
+        return box.evaluate("e => getComputedStyle(e).backgroundColor")
+
+    assert len({colour("gate"), colour("replays"), colour("outcome")}) == 3
+    assert colour("gate") == colour("run")  # both passed
+    page.locator('#flow li[data-stage="replays"] a').click()
+    page.wait_for_url("**#stage-replays")
+    uses = page.locator("#verdict meter").evaluate_all("ms => ms.map(m => [m.value, m.max])")
+    with ReadOnlyTraceStore(stores["clean"]) as store:
+        used = store.read_trace(trace_id).run_outcome.budget_consumed
+    assert uses == [
+        [used.candidates_considered, used.max_candidates],
+        [used.depth_reached, used.max_depth],
+        [used.steps_used, used.max_steps],
+        [used.parallelism_used, used.max_parallelism],
+    ]
+
+
+def test_a_right_to_left_override_cannot_reorder_a_number(page, tmp_path):
+    """Issue 20: "Mia has U+202E 71 U+202C stickers" once showed "17". The override is shown
+    as a marker, and the fact's digits are laid out in their own order on screen."""
+    store_path = tmp_path / "spoof.sqlite"
+    question = "Mia has \u202e71\u202c stickers. She buys 4 more stickers. How many stickers?"
+    line = json.dumps({"id": "spoof", "question": question}).encode()
+    with TraceStore(store_path) as store:
+        run_lines([line], source="spoof.jsonl", store=store)
+    with running(store_path) as server:
+        page.goto(f"{server.url}trace/{trace_of(store_path, 'spoof')}")
+        screenshot(page, "trace-bidi-spoof")
+        markers = page.locator("#question .cp").all_inner_texts()
+        assert markers == ["U+202E", "U+202C"]
+        lefts = page.locator('#question mark[data-start="9"]').evaluate(
+            """m => { const t = m.querySelector('bdi').firstChild; const r = document.createRange();
+                 return [0, 1].map(i => { r.setStart(t, i); r.setEnd(t, i + 1);
+                                          return r.getBoundingClientRect().left; }); }"""
+        )
+        assert page.locator('#question mark[data-start="9"]').inner_text() == "71"
+        assert lefts[0] < lefts[1]  # "7" left of "1": read as written
 
 
 def test_a_forged_trace_is_shown_as_failed(page, forged_workbench, stores):

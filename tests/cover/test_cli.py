@@ -91,6 +91,29 @@ def test_show_prints_a_stored_trace(tmp_path, capsys):
     assert "contract_and_proof_closed" in out and "(practice)" in out
 
 
+def test_show_opens_with_the_verdict_and_escapes_what_would_reorder_the_question(
+    tmp_path, capsys
+):
+    """Issue 20: `show CASE` heads its output with the verdict (the decisive cause of a
+    refusal first), and prints a right-to-left override as its escape, never as itself."""
+    store = tmp_path / "store.sqlite"
+    _run_json(capsys, "--store", str(store))
+    assert main(["show", "s18", "--store", str(store)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1:3] == [
+        "verdict: refused",
+        "decided at: replay: contract_closed_but_proof_refused: result_non_negative",
+    ]
+    spoof = tmp_path / "spoof.jsonl"
+    question = "Mia has \u202e71\u202c stickers. She buys 4 more stickers. How many stickers?"
+    spoof.write_text(json.dumps({"id": "spoof", "question": question}) + "\n")
+    assert main(["run", str(spoof), "--store", str(store), "--quiet"]) in (0, 1)
+    capsys.readouterr()
+    assert main(["show", "spoof", "--store", str(store)]) == 0
+    out = capsys.readouterr().out
+    assert "\u202e" not in out and "Mia has \\u202e71\\u202c stickers." in out
+
+
 @pytest.mark.obligation("ADR-0226/8.11", "ADR-0226/9.16")
 def test_tampered_store_fails_verification_and_is_not_shown(tmp_path, capsys):
     """Issue 3: a tampered stored trace fails with a typed reason and is never served."""

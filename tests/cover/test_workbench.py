@@ -27,7 +27,14 @@ from hypothesis import strategies as st
 
 from practice_loop.cli import main
 from practice_loop.kernel import SealedPracticeTrace, SourceSpan
-from practice_loop.product.store import CaseRow, ReadOnlyTraceStore, StoreError, StoreProblem
+from practice_loop.product.runner import run_lines
+from practice_loop.product.store import (
+    CaseRow,
+    ReadOnlyTraceStore,
+    StoreError,
+    StoreProblem,
+    TraceStore,
+)
 from practice_loop.workbench import (
     CONTENT_SECURITY_POLICY,
     Outcome,
@@ -320,66 +327,160 @@ def test_a_case_whose_trace_is_gone_is_shown_as_missing(built):
     assert (status, _refusal(page)) == (404, "no_such_trace")
 
 
-def _stages_present(trace: SealedPracticeTrace) -> dict[str, bool]:
-    return {
-        "direct-proof": trace.direct_proof is not None,
-        "residuals": bool(trace.residuals),
-        "gate": trace.gate_decision is not None,
-        "budget": trace.budget_decision is not None,
-        "run": any(
-            stage is not None for stage in (trace.search_input, trace.opened_run, trace.run_outcome)
-        ),
-        "candidates": bool(trace.operator_outcomes),
-        "replays": bool(trace.replays),
-        "question": True,
-        "frame": True,
-        "assessment": True,
-        "outcome": True,
-        "seal": True,
-        "cases": True,
-    }
+def _off_path(trace: SealedPracticeTrace) -> set[str]:
+    """The stages ADR-0226 §6 keeps off this case's path, worked out from the trace's own
+    decisions: a runnable case never searches; a refused one has no direct proof, no operator
+    unless its run opened, and no replay unless a candidate was proposed."""
+    if trace.original_assessment.status.value == "runnable":
+        return {"residuals", "gate", "budget", "run", "candidates", "replays"}
+    off = {"direct-proof"}
+    if trace.opened_run is None:
+        off |= {"candidates", "replays"}
+    elif not any(type(o).__name__ == "CandidateOperatorResult" for o in trace.operator_outcomes):
+        off.add("replays")
+    return off
+
+
+_SECTION = re.compile(r'<section class="stage( missing-stage| off-path)?" id="stage-([a-z-]+)"')
 
 
 @pytest.mark.obligation("ADR-0226/8.11")
-def test_each_trace_page_shows_every_stage_or_marks_it_missing(built, server):
-    """ADR-0226 §7G: every stage the trace holds is shown; every stage it lacks is marked
-    missing; every identity is whole in the page, abbreviated only by style."""
+def test_each_trace_page_shows_every_stage_or_says_it_is_not_on_the_path(built, server):
+    """ADR-0226 §7G: every stage the trace holds is shown; a stage the case's path never has
+    says so and is not called missing (a verified trace lacks nothing its path needs); every
+    identity is whole in the page, abbreviated only by style."""
     with ReadOnlyTraceStore(built["clean"]) as store:
         traces = [store.read_trace(trace_id) for trace_id in store.trace_ids()]
     assert traces and all(type(trace) is SealedPracticeTrace for trace in traces)
+    paths = Counter()
     for trace in traces:
         status, _, page = fetch(server, f"/trace/{trace.trace_id}")
         assert status == 200 and 'data-status="verified"' in page
-        found = re.findall(r'<section class="stage( missing-stage)?" id="stage-([a-z-]+)"', page)
-        sections = {key: bool(flag) for flag, key in found}
-        assert len(sections) == len(found)
-        assert sections == {key: not present for key, present in _stages_present(trace).items()}
+        found = _SECTION.findall(page)
+        sections = {key: flag for flag, key in found}
+        assert len(sections) == len(found) == 13
+        off = _off_path(trace)
+        assert {key for key, flag in sections.items() if flag == " off-path"} == off
+        assert "missing-stage" not in page and "Missing:" not in page
+        for key in off:
+            assert f'data-stage="{key}" data-state="not_on_path"' in page
+        paths[frozenset(off)] += 1
         for _, identity in trace.stage_digests:
             assert ident(identity) in page
         assert ident(trace.trace_id) in page
+    assert len(paths) == 4  # runnable, not opened, nothing proposed, and replayed paths
+
+
+# Labelled trace pages of the sample: (case, outcome, the decisive stage, words the verdict
+# holds). s18 is the issue's example: its answer refusal reads original_refusal_stands, but
+# the replay's proof (result_non_negative) settled it.
+VERDICT_PAGES = [
+    ("s01", "answered_direct", None, "Answered directly: "),
+    ("s11", "answered_practice", None, "Answered through practice: "),
+    ("s18", "refused", "replays", "contract_closed_but_proof_refused: result_non_negative"),
+    ("s24", "refused", "gate", "ineligible: gate_ineligible_unclassified_residual"),
+]
+
+
+@pytest.mark.parametrize(("case", "outcome", "decisive", "words"), VERDICT_PAGES)
+def test_a_trace_page_opens_with_its_verdict(built, server, case, outcome, decisive, words):
+    """Issue 20: the verdict block comes before every stage section, says the outcome, and
+    for a refusal names the stage that settled it and links to that stage's section."""
+    status, _, page = fetch(server, f"/trace/{trace_of(built['clean'], case)}")
+    assert status == 200
+    verdict = page.index('<section class="verdict')
+    assert verdict < page.index('<section class="stage') and verdict < page.index(
+        'id="seal-status"'
+    )
+    assert f'data-outcome="{outcome}"' in page
+    block = page[verdict : page.index("</section>", verdict)]
+    assert words in html.unescape(re.sub(r"<[^>]+>", "", block))
+    if decisive is None:
+        assert 'id="decisive"' not in block and 'data-state="decisive"' not in block
+    else:
+        assert f'<a href="#stage-{decisive}">' in block
+        assert f'id="decisive" data-stage="{decisive}"' in block
+        assert block.count('data-state="decisive"') == 1
+        assert f'data-stage="{decisive}" data-state="decisive"' in block
+
+
+def test_the_run_is_said_to_stay_pending_by_design(built, server):
+    """docs/adr/0008: a replayed case's run stays candidate_replay_pending; the flow says
+    that this is by design, beside the run."""
+    status, _, page = fetch(server, f"/trace/{trace_of(built['clean'], 's11')}")
+    flow = page[page.index('<ol class="flow"') : page.index("</ol>")]
+    run = re.search(r'<li class="st-passed" data-stage="run"[^>]*title="([^"]*)"', flow)
+    assert run is not None and "pending by design" in html.unescape(run.group(1))
+
+
+SPOOFING_QUESTION = (
+    "Mia has \u202e71\u202c stickers. She buys 4 more\u200b stickers. "
+    "How many stickers does Mia have now?"
+)
+
+
+def test_a_question_cannot_reorder_or_hide_its_own_text(tmp_path):
+    """Issue 20: a right-to-left override made "71" read "17" on the page while the span
+    table said "71". Every control and invisible character is shown as a marker naming its
+    code point, never as itself, in the question, the spans and the case rows."""
+    store_path = tmp_path / "spoof.sqlite"
+    line = json.dumps({"id": "spoof", "question": SPOOFING_QUESTION}).encode()
+    with TraceStore(store_path) as store:
+        run_lines([line], source="spoof.jsonl", store=store)
+    with running(store_path) as spoof_server:
+        status, _, page = fetch(spoof_server, f"/trace/{trace_of(store_path, 'spoof')}")
+    assert status == 200
+    assert not any(ch in page for ch in "\u202e\u202c\u200b")
+    for code in ("U+202E", "U+202C", "U+200B"):
+        assert f'<span class="cp" data-cp="{code}"' in page
+    assert "RIGHT-TO-LEFT OVERRIDE" in page  # the code point's name, on hover
+    question = re.search(r'<p class="question" id="question">.*?</p>', page, re.DOTALL)
+    assert _parse_question(question.group(0)).text == SPOOFING_QUESTION
+    assert '<q class="span-text"><bdi dir="ltr">71</bdi></q>' in page  # the fact, as read
 
 
 class _Marks(HTMLParser):
-    """The question paragraph's text, and each mark's offsets and text."""
+    """The question paragraph's text, and each mark's offsets and text. A code-point marker
+    is read back as the character it names; any other character that would not show as
+    itself fails the parse (issue 20: such characters are shown only as markers)."""
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.text = ""
         self.marks: list[tuple[int, int, str]] = []
         self._mark: tuple[int, int] | None = None
+        self._piece = ""
+        self._code_point: str | None = None
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        assert tag == "mark", tag
         found = dict(attrs)
+        if tag == "bdi":  # every run of text is isolated, left to right
+            assert found == {"dir": "ltr"}, found
+            return
+        if tag == "span":
+            assert found["class"] == "cp", found
+            self._code_point = chr(int(found["data-cp"].removeprefix("U+"), 16))
+            return
+        assert tag == "mark", tag
         self._mark = (int(found["data-start"]), int(found["data-end"]))
+        self._piece = ""
 
     def handle_endtag(self, tag: str) -> None:
+        if tag == "span":
+            self._code_point = None
         if tag == "mark":
+            assert self._mark is not None
+            self.marks.append((*self._mark, self._piece))
             self._mark = None
 
     def handle_data(self, data: str) -> None:
+        if self._code_point is not None:
+            assert data == f"U+{ord(self._code_point):04X}" and not self._code_point.isprintable()
+            data = self._code_point
+        else:
+            assert data.isprintable(), ascii(data)
         if self._mark is not None:
-            self.marks.append((*self._mark, data))
+            self._piece += data
         self.text += data
 
 

@@ -5,6 +5,8 @@ Workbench reads through.
 - ``runner``: JSON lines as data, typed skips, unjudged gold answers (docs/adr/0012);
 - ``store``: the SQLite trace store, opened and never conjured, every problem typed;
 - ``verification``: the full check behind ``verify``, ``show`` and Workbench;
+- ``verdict``: what a trace comes to and the path it took, heading ``show`` and every
+  Workbench trace page;
 - ``render``: one stored trace as text for ``show``;
 - ``progress``: the progress line of long commands.
 

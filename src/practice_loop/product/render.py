@@ -1,7 +1,10 @@
-"""A readable text rendering of one sealed trace (``practice-loop show``).
+"""A readable text rendering of one verified sealed trace (``practice-loop show``).
 
-It shows what the trace holds and nothing else: a stage the case never reached is printed as
-absent, never filled in (ADR-0226 §7G).
+It opens with the verdict (``verdict.verdict_lines``: outcome, the decisive cause of a
+refusal, seal, replay, budget and the path), then shows what the trace holds and nothing
+else: a stage the case never reached is printed as absent, never filled in (ADR-0226 §7G).
+Question text is printed with its controls and invisible characters escaped
+(``verification.printable``), so it cannot reorder or hide itself on a terminal.
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ from ..kernel import (
     SourceSpan,
     problem_frame_digest,
 )
+from .verdict import verdict_lines, verdict_of
+from .verification import printable
 
 
 def _span(span: SourceSpan) -> str:
@@ -24,7 +29,7 @@ def _span(span: SourceSpan) -> str:
 
 def _frame_lines(trace: SealedPracticeTrace) -> list[str]:
     frame = trace.frame
-    lines = [f"question: {frame.source_text}", f"frame {problem_frame_digest(frame)}"]
+    lines = [f"question: {printable(frame.source_text)}", f"frame {problem_frame_digest(frame)}"]
     for fact in frame.facts:
         lines.append(
             f"  fact {fact.fact_id} = {fact.value} {fact.unit} ({fact.entity}) {_span(fact.span)}"
@@ -51,7 +56,12 @@ def render_trace(trace: SealedPracticeTrace) -> str:
     absent = "(absent: this case never reached the stage)"
     assessment = trace.original_assessment
     blockers = ", ".join(b.code.value for b in assessment.blockers) or "none"
-    lines = [f"trace {trace.trace_id} (seal verified)", *_frame_lines(trace)]
+    lines = [
+        f"trace {trace.trace_id} (seal verified)",
+        *verdict_lines(verdict_of(trace)),
+        "",
+        *_frame_lines(trace),
+    ]
     lines.append(
         f"assessment {assessment.assessment_id}: {assessment.status.value}; blockers: {blockers}"
     )

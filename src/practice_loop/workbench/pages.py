@@ -9,6 +9,7 @@ hold is rendered as missing; nothing here computes a stage.
 from __future__ import annotations
 
 import html
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from http import HTTPStatus
@@ -22,13 +23,16 @@ from ..kernel import (
     GeometricSearchRun,
     ProofGatedAnswer,
     ProofRecord,
+    ReplayDisposition,
     ReplayRefusal,
     ReplayResult,
     SealedPracticeTrace,
+    SearchRunRefusal,
     SourceSpan,
     problem_frame_digest,
 )
 from ..product.store import CaseRow
+from ..product.verdict import StageState, Verdict, VerdictOutcome, verdict_of
 from ..product.verification import Finding
 from .model import ListedCase, ListQuery, Outcome
 
@@ -47,6 +51,28 @@ OUTCOME_LABELS = {
 
 def _e(value: object) -> str:
     return html.escape(str(value), quote=True)
+
+
+def visible(text: str) -> str:
+    """``text`` as HTML with every character that would not show as itself (controls,
+    bidirectional and zero-width marks, separators, unassigned code points: what
+    ``str.isprintable`` refuses) replaced by a visible marker naming its code point, so a
+    right-to-left override cannot reorder the digits after it and a zero-width space cannot
+    hide between them. The text is set in an isolated, left-to-right run (``bdi``), so what
+    remains cannot reorder what surrounds it either."""
+    if text.isprintable():
+        return f'<bdi dir="ltr">{_e(text)}</bdi>'
+    parts = []
+    for ch in text:
+        if ch.isprintable():
+            parts.append(_e(ch))
+        else:
+            code = f"U+{ord(ch):04X}"
+            name = unicodedata.name(ch, "unnamed code point")
+            parts.append(
+                f'<span class="cp" data-cp="{code}" title="{code} {_e(name)}">{code}</span>'
+            )
+    return f'<bdi dir="ltr">{"".join(parts)}</bdi>'
 
 
 def _page(title: str, body: str) -> str:
@@ -108,7 +134,7 @@ def _codes(codes: Iterable[str]) -> str:
 
 def _span(span: SourceSpan) -> str:
     offsets = f'<span class="offsets">[{span.start}:{span.end}]</span>'
-    return f'<q class="span-text">{_e(span.text)}</q> {offsets}'
+    return f'<q class="span-text">{visible(span.text)}</q> {offsets}'
 
 
 def _spans(spans: Iterable[SourceSpan]) -> str:
@@ -241,18 +267,17 @@ def trace_page(
         return _failed_page(trace_id, read, rows)
     assert type(read) is SealedPracticeTrace
     trace = read
+    verdict = verdict_of(trace)
+    off_path = {v.key: v.summary for v in verdict.stages if v.state is StageState.NOT_ON_PATH}
     sections = [
         _cases_section(rows),
         _question_section(trace),
         _frame_section(trace),
         _assessment_section(trace),
-        _proof_section("direct-proof", "Direct proof", trace.direct_proof),
-        _residuals_section(trace),
-        _gate_section(trace),
-        _budget_section(trace),
-        _run_section(trace),
-        _candidates_section(trace),
-        _replays_section(trace),
+        *(
+            _not_on_path(key, title, off_path[key]) if key in off_path else render(trace)
+            for key, title, render in _PATH_SECTIONS
+        ),
         _outcome_section(trace),
         _seal_section(trace),
     ]
@@ -262,17 +287,87 @@ def trace_page(
         "re-running the case from its question gives these bytes and this case row exactly, "
         "prose included.</p>"
     )
-    body = f"<h1>Trace {ident(trace_id)}</h1>{banner}{''.join(sections)}"
+    body = f"<h1>Trace {ident(trace_id)}</h1>{_verdict_section(verdict)}{banner}{''.join(sections)}"
     return _page(f"Workbench: trace {trace_id[:12]}", body)
+
+
+_VERDICT_WORDS = {
+    VerdictOutcome.ANSWERED_DIRECT: "Answered directly",
+    VerdictOutcome.ANSWERED_PRACTICE: "Answered through practice",
+    VerdictOutcome.REFUSED: "Refused",
+}
+_STATE_WORDS = {
+    StageState.PASSED: "passed",
+    StageState.REFUSED: "refused",
+    StageState.DECISIVE: "stopped the case",
+    StageState.NOT_ON_PATH: "not on this path",
+    StageState.MISSING: "missing",
+}
+
+
+def _verdict_section(verdict: Verdict) -> str:
+    """The summary that opens a trace page: outcome, the answer or the decisive cause of the
+    refusal, seal, replay and budget, and the flow of the stages (issue 20)."""
+    head = f"<strong>{_VERDICT_WORDS[verdict.outcome]}"
+    if verdict.answer is not None:
+        head += f": {visible(verdict.answer)}</strong>"
+    else:
+        head += "</strong>"
+        if verdict.decisive is not None:
+            cause = verdict.decisive
+            head += (
+                f' &mdash; decided at <a href="#stage-{cause.key}">{_e(cause.title)}</a>: '
+                f'<span class="code" id="decisive" data-stage="{cause.key}">'
+                f"{_e(cause.summary)}</span>"
+            )
+    pairs = []
+    if verdict.refusal_reasons:
+        pairs.append(("answer refusal", _codes(verdict.refusal_reasons)))
+    pairs += [("seal", "verified"), ("replay", _e(verdict.replay))]
+    if verdict.budget:
+        bars = "".join(
+            f'<span class="use">{_e(use.limit)} '
+            + (
+                f'<meter min="0" max="{use.granted}" value="{min(use.used, use.granted)}" '
+                f'title="{use.used} of {use.granted}">{use.used} of {use.granted}</meter> '
+                f"{use.used} of {use.granted}"
+                if use.used is not None and use.granted > 0
+                else f"{'nothing' if use.used is None else use.used} used of {use.granted}"
+            )
+            + "</span>"
+            for use in verdict.budget
+        )
+        pairs.append(("budget", f'<span class="uses">{bars}</span>'))
+    else:
+        pairs.append(("budget", '<span class="none">not on this path</span>'))
+    flow = "".join(
+        f'<li class="st-{v.state.value}" data-stage="{v.key}" data-state="{v.state.value}" '
+        f'title="{_e(v.title)}: {_e(_STATE_WORDS[v.state])}: {_e(v.summary)}">'
+        f'<a href="#stage-{v.key}">{_e(v.title)}</a>'
+        f'<span class="state">{_e(_STATE_WORDS[v.state])}</span></li>'
+        for v in verdict.stages
+    )
+    legend = (
+        '<p class="note">Each stage of the loop (ADR-0226 §6) in the order it runs, coloured by '
+        "what it decided; grey stages are not on this case's path, and a stage the path needs "
+        "but the trace does not hold is marked missing.</p>"
+    )
+    return (
+        f'<section class="verdict v-{verdict.outcome.value}" id="verdict" '
+        f'data-outcome="{verdict.outcome.value}"><p class="verdict-head">{head}</p>'
+        f'{_fields(pairs)}<ol class="flow" id="flow">{flow}</ol>{legend}</section>'
+    )
+
+
+def _not_on_path(key: str, title: str, why: str) -> str:
+    body = f'<p class="not-on-path">Not on this path: {_e(why)}.</p>'
+    return f'<section class="stage off-path" id="stage-{key}"><h2>{_e(title)}</h2>{body}</section>'
 
 
 def _failed_page(trace_id: str, findings: list[Finding], rows: list[CaseRow]) -> str:
     failures = _table(
         ("reason", "stage", "detail"),
-        (
-            (f'<span class="code">{_e(f.code)}</span>', _e(f.stage), _e(f.detail))
-            for f in findings
-        ),
+        ((f'<span class="code">{_e(f.code)}</span>', _e(f.stage), _e(f.detail)) for f in findings),
         "failures",
     )
     banner = (
@@ -296,9 +391,9 @@ def _cases_section(rows: list[CaseRow]) -> str:
         ("case", "source", "question (case row, not sealed)", "gold"),
         (
             (
-                f'<span class="case-id">{_e(row.case_id)}</span>',
+                f'<span class="case-id">{visible(row.case_id)}</span>',
                 _e(row.source),
-                f'<span class="question-text">{_e(row.question)}</span>',
+                f'<span class="question-text">{visible(row.question)}</span>',
                 _e(row.gold) if row.gold is not None else '<span class="none">none</span>',
             )
             for row in rows
@@ -354,7 +449,7 @@ def highlighted(text: str, spans: list[tuple[str, str, SourceSpan]]) -> str:
     parts = []
     for start, end in zip(bounds, bounds[1:], strict=False):
         over = [(k, lb, s) for k, lb, s in placed if s.start <= start and end <= s.end]
-        piece = _e(text[start:end])
+        piece = visible(text[start:end])
         if not over:
             parts.append(piece)
             continue
@@ -388,7 +483,7 @@ def _question_section(trace: SealedPracticeTrace) -> str:
         rows.append(
             (
                 f'<span class="offsets">{start}:{end}</span>',
-                f'<q class="span-text">{_e(span_text)}</q>{at}',
+                f'<q class="span-text">{visible(span_text)}</q>{at}',
                 kinds,
                 _e(", ".join(dict.fromkeys(label for _, label in citations))),
             )
@@ -407,7 +502,7 @@ def _frame_section(trace: SealedPracticeTrace) -> str:
         _table(
             ("fact", "value", "unit", "entity", "span"),
             (
-                (_e(f.fact_id), _e(f.value), _e(f.unit), _e(f.entity), _span(f.span))
+                (_e(f.fact_id), _e(f.value), visible(f.unit), visible(f.entity), _span(f.span))
                 for f in frame.facts
             ),
         )
@@ -446,7 +541,7 @@ def _frame_section(trace: SealedPracticeTrace) -> str:
     target = (
         f"{_e(frame.target.unit)} of {_e(frame.target.entity)} {_span(frame.target.span)}"
         if frame.target is not None
-        else '<span class="missing">missing: no question target</span>'
+        else '<span class="none">none: the question names no target</span>'
     )
     hazards = (
         _table(
@@ -538,6 +633,10 @@ def _proof_section(key: str, title: str, proof: ProofRecord | None) -> str:
     return _section(key, title, _proof_fields(proof))
 
 
+def _direct_proof_section(trace: SealedPracticeTrace) -> str:
+    return _proof_section("direct-proof", "Direct proof", trace.direct_proof)
+
+
 def _residuals_section(trace: SealedPracticeTrace) -> str:
     if not trace.residuals:
         return _section("residuals", "Residuals", _missing("residual"), missing=True)
@@ -590,7 +689,7 @@ def _budget_rows(budget: ComputeBudgetDecision, run: object) -> list[list[str]]:
     for name, limit_field, used_field in _LIMITS:
         granted = getattr(budget, limit_field)
         if consumed is None:
-            used, bar = '<span class="missing">none recorded: no run consumed the budget</span>', ""
+            used, bar = '<span class="none">none: no run consumed the budget</span>', ""
         else:
             value = getattr(consumed, used_field)
             used = str(value)
@@ -640,13 +739,17 @@ def _run_section(trace: SealedPracticeTrace) -> str:
         if bound is not None
         else _missing("search input")
     )
-    opened = trace.opened_run
-    parts.append(
-        _fields((("opened run", ident(opened.run_id)), ("policy", _e(opened.run_policy_version))))
-        if opened is not None
-        else _missing("opened run")
-    )
-    run = trace.run_outcome
+    opened, run = trace.opened_run, trace.run_outcome
+    if opened is not None:
+        parts.append(
+            _fields(
+                (("opened run", ident(opened.run_id)), ("policy", _e(opened.run_policy_version)))
+            )
+        )
+    elif type(run) is SearchRunRefusal:  # refused before opening: nothing was to be opened
+        parts.append('<p class="none">No opened run: the run was refused before it opened.</p>')
+    else:
+        parts.append(_missing("opened run"))
     if type(run) is GeometricSearchRun:
         attempts = (
             _table(
@@ -779,7 +882,7 @@ def _replays_section(trace: SealedPracticeTrace) -> str:
                             "replay proof",
                             f"{ident(proof.proof_id)} {_e(proof.status.value)}"
                             if proof is not None
-                            else '<span class="missing">missing: no proof replayed</span>',
+                            else _no_replay_proof(replay),
                         ),
                         ("explanation", _e(replay.explanation)),
                     )
@@ -799,12 +902,18 @@ def _replays_section(trace: SealedPracticeTrace) -> str:
     return _section("replays", "Contract and proof replays", "".join(blocks))
 
 
+def _no_replay_proof(replay: ReplayResult) -> str:
+    if replay.disposition is ReplayDisposition.CONTRACT_REFUSED:  # proof follows the contract
+        return '<span class="none">none: the contract refused, so no proof was replayed</span>'
+    return '<span class="missing">missing: no proof replayed</span>'
+
+
 def _outcome_section(trace: SealedPracticeTrace) -> str:
     outcome = trace.outcome
     if type(outcome) is ProofGatedAnswer:
         body = (
             f'<p class="answer" id="final">Answer: <strong>{_e(outcome.value)} '
-            f"{_e(outcome.unit)}</strong> ({_e(outcome.path.value)})</p>"
+            f"{visible(outcome.unit)}</strong> ({_e(outcome.path.value)})</p>"
             + _fields(
                 (
                     ("answer", ident(outcome.answer_id)),
@@ -843,6 +952,17 @@ def _seal_section(trace: SealedPracticeTrace) -> str:
     )
     return _section("seal", "Seal", body)
 
+
+# The stages a case's path may not have, with their sections (the keys of verdict_of).
+_PATH_SECTIONS = (
+    ("direct-proof", "Direct proof", _direct_proof_section),
+    ("residuals", "Residuals", _residuals_section),
+    ("gate", "Search gate", _gate_section),
+    ("budget", "Compute budget", _budget_section),
+    ("run", "Search run", _run_section),
+    ("candidates", "Candidates, in order", _candidates_section),
+    ("replays", "Contract and proof replays", _replays_section),
+)
 
 STYLESHEET = """
 :root { color-scheme: light; --ink: #1d2330; --muted: #5c6475; --line: #d9dde5;
@@ -905,4 +1025,29 @@ table.cases td:nth-child(2) { min-width: 24em; }
 meter { width: 10em; }
 p.answer strong { font-size: 1.2em; color: var(--ok); }
 nav.pages { margin: .6em 0; color: var(--muted); } nav.pages a { margin-right: .6em; }
+bdi { unicode-bidi: isolate; }
+.cp { display: inline-block; font: 11px/1.3 ui-monospace, monospace; color: #7a1d14;
+  background: #fde7e5; border: 1px solid #f0a39c; border-radius: 3px; padding: 0 .2em;
+  margin: 0 .1em; vertical-align: middle; }
+section.verdict { border: 2px solid var(--line); border-radius: 8px; padding: .8em 1em;
+  margin: .6em 0 1em; background: #fff; }
+section.verdict.v-answered_direct, section.verdict.v-answered_practice { border-color: #9fd3ad; }
+section.verdict.v-refused { border-color: #f0c36d; }
+p.verdict-head { font-size: 1.25em; margin: 0 0 .4em; }
+.uses { display: flex; flex-wrap: wrap; gap: .3em 1.2em; } .use meter { width: 6em; }
+ol.flow { display: flex; flex-wrap: wrap; gap: .5em 1.6em; list-style: none; padding: 0;
+  margin: .8em 0 .3em; }
+ol.flow li { position: relative; border: 2px solid var(--line); border-radius: 6px;
+  padding: .25em .6em; min-width: 7.5em; background: #fff; }
+ol.flow li + li::before { content: "\\2192"; position: absolute; left: -1.35em; top: .6em;
+  color: var(--muted); }
+ol.flow li a { display: block; font-weight: 600; color: inherit; text-decoration: none; }
+ol.flow li .state { font-size: .8em; }
+ol.flow li.st-passed { border-color: #9fd3ad; background: #e3f4e8; }
+ol.flow li.st-refused { border-color: #f0c36d; background: #fff4d6; }
+ol.flow li.st-decisive { border-color: var(--bad); background: #fde7e5; color: var(--bad); }
+ol.flow li.st-not_on_path { border-style: dashed; color: #9aa1ae; background: #f3f4f7; }
+ol.flow li.st-missing { border-color: #e0a800; border-style: dashed; background: #fff4d6; }
+section.off-path { background: #f6f7f9; border-style: dashed; color: var(--muted); }
+p.not-on-path { margin: 0; font-style: italic; }
 """
