@@ -8,12 +8,14 @@ import collections
 import json
 import random
 import time
+import unittest
 from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
-from hypothesis import given
+from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
+from hypothesis.database import InMemoryExampleDatabase
 
 from practice_loop.harness import fuzz_adaptive, fuzz_charts, fuzz_worker
 from practice_loop.harness.fuzz_worker import (
@@ -30,7 +32,7 @@ from practice_loop.harness.fuzz_worker import (
     step_a_number,
     write_a_literal,
 )
-from practice_loop.harness.hypothesis_internals import fuzz_target_of
+from practice_loop.harness.hypothesis_internals import fuzz_target_of, generation_run_of
 
 KERNEL = Path(fuzz_worker.__file__).resolve().parents[1] / "kernel"
 
@@ -271,6 +273,112 @@ def test_a_parametrized_target_runs_with_its_parameters_bound():
     assert failures > 0  # only k=3 with two characters fails: the binding reached the test
     plain = fuzz_target_of(_Item(_property))
     assert plain(bytes(64)) is not None
+
+
+def test_a_generation_run_is_the_tests_own_search_seeded_and_sized_as_asked():
+    """Issue 19: a generation slice runs Hypothesis's own search in-process, as many cases
+    as asked (no more), the same cases for the same seed, and leaves the test's settings as
+    they were."""
+    drawn: list[int] = []
+
+    @given(st.integers(0, 10_000))
+    def probe(x):
+        drawn.append(x)
+
+    run = generation_run_of(_Item(probe))
+    before = probe._hypothesis_internal_use_settings
+    ran, valid = run(30, 7)
+    first = list(drawn)
+    assert ran == valid == len(first) and 0 < ran <= 30
+    drawn.clear()
+    assert run(30, 7) == (ran, valid) and drawn == first
+    drawn.clear()
+    run(30, 8)
+    assert drawn != first
+    assert probe._hypothesis_internal_use_settings is before
+    assert generation_run_of(_Item(_property, ["tmp_path"])) is None
+    assert generation_run_of(_Item(lambda: None)) is None
+
+
+def test_a_generated_failure_is_saved_where_pytests_run_of_the_item_replays_it():
+    """The confirmation round replays a generated failure with an ordinary pytest run of the
+    item: the generation run must save it under that item's key (a parametrized item's
+    key holds its node id, as Hypothesis's pytest plugin adds it)."""
+    database = InMemoryExampleDatabase()
+
+    @settings(database=database, deadline=None)
+    @given(st.integers(0, 10_000))
+    def needle(k, x):
+        assert not (k == 2 and 6150 <= x < 6170)
+
+    run = generation_run_of(_Item(needle, ["k"], {"k": 2}, "t.py::needle[2]"))
+    rnd = random.Random(0)
+    with pytest.raises(AssertionError):
+        for _ in range(200):
+            run(100, rnd.getrandbits(64))
+    inner = needle.hypothesis.inner_test
+    replay = settings(database=database, phases=[Phase.reuse], deadline=None)
+    needle._hypothesis_internal_use_settings = replay
+    with pytest.raises(unittest.SkipTest):  # under another key (none added): nothing to replay
+        needle(k=2)
+    inner._hypothesis_internal_add_digest = b"t.py::needle[2]"  # what the plugin adds
+    with pytest.raises(AssertionError):
+        needle(k=2)
+
+
+def test_a_failing_generation_slice_is_one_finding_found_by_generation(tmp_path):
+    def generate(examples, seed):
+        raise AssertionError("planted")
+
+    prop = Property("t::gen", lambda data: data, generate)
+    record = tmp_path / "record.jsonl"
+    with open(record, "w") as handle:
+        worker = Worker(
+            [prop], handle, seed=0, deadline=0.0, started=time.monotonic(),
+            arcs=ArcCounter([KERNEL]), database=None, test_timeout=60, hang=None,
+        )  # fmt: skip
+        worker._generation_slice(prop, time.monotonic() + 0.2)
+        worker._generation_slice(prop, time.monotonic() + 0.2)  # the same origin again
+    findings = [
+        line for line in map(json.loads, record.read_text().splitlines())
+        if line["event"] == "finding"
+    ]  # fmt: skip
+    assert [(f["how"], f["input"], f["known"]) for f in findings] == [("generated", "", False)]
+    assert prop.examples > 0 and prop.seconds > 0
+
+
+def test_generation_slices_take_their_share_of_a_properties_time(monkeypatch):
+    """Half the slices of a property with a generation run go to it, the rest to
+    fuzz_one_input; a property without one (it cannot be called in-process) only fuzzes."""
+    monkeypatch.setattr(fuzz_worker, "SLICE_SECONDS", 0.002)  # many slices: a tight share
+    runs = collections.Counter()
+
+    def generate(examples, seed):
+        runs["generate"] += 1
+        return examples, examples
+
+    def fuzz(data):
+        runs[data[:0] + b"fuzz"] += 1
+        return data
+
+    both, fuzz_only = Property("t::both", fuzz, generate), Property("t::fuzz", fuzz)
+    slices = collections.Counter()
+    worker = _worker([both, fuzz_only], seed=4)
+    choose = worker.choose
+
+    def counted():  # 600 slices, whatever the machine's speed
+        chosen = choose()
+        slices[chosen.nodeid] += 1
+        if slices.total() == 600:
+            worker.deadline = 0.0
+        return chosen
+
+    monkeypatch.setattr(worker, "choose", counted)
+    worker.deadline = time.monotonic() + 600
+    worker.run()
+    assert slices["t::both"] > 200 and fuzz_only.examples > 0
+    assert 0.4 < runs["generate"] / slices["t::both"] < 0.6
+    assert fuzz_only.generate is None
 
 
 def test_the_live_view_counts_discoveries_of_the_last_minute(monkeypatch):

@@ -80,6 +80,24 @@ def test_the_reproduction_attribute_is_what_reproduce_failure_writes():
     assert vars(plain) == before  # as it was, whether Hypothesis had set a default or not
 
 
+def test_the_settings_attribute_is_what_settings_writes_and_the_digest_one_is_read():
+    """``generation_run_of`` swaps a test's settings for one run and adds the item's digest
+    to its database key, as the pytest plugin does for a parametrized item."""
+
+    @settings(max_examples=3, database=None)
+    @given(st.integers())
+    def decorated(x: int) -> None:
+        pass
+
+    assert getattr(decorated, internals.SETTINGS_ATTRIBUTE).max_examples == 3
+    from hypothesis.internal.reflection import function_digest
+
+    inner = decorated.hypothesis.inner_test
+    plain = function_digest(inner)
+    setattr(inner, internals.ADD_DIGEST_ATTRIBUTE, b"t.py::x[1]")
+    assert function_digest(inner) != plain
+
+
 def test_a_state_machines_test_case_leads_back_to_its_machine():
     class Machine(RuleBasedStateMachine):
         @rule()

@@ -69,12 +69,15 @@ class PropertyStats:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class AdaptiveFinding:
-    """A failure a worker saw: its origin, the error, and the fuzz input that raised it."""
+    """A failure a worker saw: its origin, the error, and how it was found: the fuzz input
+    that raised it, or Hypothesis's own generation (its example is then in the database
+    under the test's key, with no input of the worker's)."""
 
     nodeid: str
     origin: str
     error: str
     input_hex: str
+    how: str  # "fuzz_one_input" or "generated"
     seconds: float  # after the search started
     known: bool  # replayed from an earlier campaign's record
     worker: int
@@ -534,6 +537,7 @@ def _summary(
                 origin=line["origin"],
                 error=line["error"],
                 input_hex=line["input"],
+                how=line.get("how", "fuzz_one_input"),
                 seconds=round(at, 3),
                 known=line["known"],
                 worker=worker,

@@ -621,6 +621,12 @@ def write_json(report: CampaignReport, out: Path) -> Path:
     return path
 
 
+def _found_by(finding: Any) -> str:
+    if finding.how == "generated":
+        return "Hypothesis's generation"
+    return f"fuzz input of {len(finding.input_hex) // 2} bytes"
+
+
 def _md(text: object) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
@@ -738,14 +744,14 @@ def _adaptive_markdown(report: CampaignReport, data: dict[str, Any], out: Path) 
     lines += ["| worker | seeds (first, then each restart) |", "|---|---|"]
     lines += [f"| {w.index} | {', '.join(map(str, w.seeds))} |" for w in summary.workers]
     if summary.findings:
-        lines += ["", "| property | failure | at s | input bytes | replay from the database |"]
+        lines += ["", "| property | failure | at s | found by | replay from the database |"]
         lines.append("|---|---|---|---|---|")
         for finding in summary.findings:
             command = data["replay_commands"][finding.nodeid]
             known = " (known)" if finding.known else ""
             lines.append(
                 f"| `{_md(finding.nodeid)}` | {_md(finding.origin)}{known} | "
-                f"{finding.seconds:.1f} | {len(finding.input_hex) // 2} | `{_md(command)}` |"
+                f"{finding.seconds:.1f} | {_found_by(finding)} | `{_md(command)}` |"
             )
     for loss in summary.losses:
         lines.append(f"- `{_md(loss.nodeid)}` {loss.outcome} its worker: {_md(loss.detail)}")

@@ -60,9 +60,10 @@ from typing import IO, Any
 
 import pytest
 from hypothesis import settings
+from hypothesis.errors import Unsatisfiable
 
 from .fuzz_database import DatabaseError, database_from_environment
-from .hypothesis_internals import fuzz_target_of
+from .hypothesis_internals import fuzz_target_of, generation_run_of
 
 SLICE_SECONDS = 0.2
 STATUS_SECONDS = 1.0
@@ -78,6 +79,11 @@ ARITH_MAX = 35  # the largest step of the arithmetic mutation (AFL's ARITH_MAX)
 DICTIONARY_MIN = 2
 DICTIONARY_MAX = 2**32
 TRACE_FLOOR = 0.1  # the least share of a property's inputs run under the tracer
+# The share of a property's slices given to Hypothesis's own generation rather than to
+# fuzz_one_input: it draws from the source's literals, weights boundaries and mutates within
+# its run, which random bytes do not (benchmarks/bench_fuzz.py compare measured both).
+GENERATE_SHARE = 0.5
+GENERATED_PER_SLICE = (1, 2_000)  # the least and most test cases one generation slice asks
 # Hypothesis reads at most this many bytes of a fuzz input (hypothesis.core.BUFFER_SIZE).
 MAX_INPUT = 8 * 1024
 KEY_PREFIX = b"practice-loop.fuzz."
@@ -90,6 +96,8 @@ class Property:
 
     nodeid: str
     run: Callable[[bytes], bytes | None]
+    # (test cases, seed) -> (test cases run, valid ones): the test's own search, in-process
+    generate: Callable[[int, int], tuple[int, int]] | None = None
     corpus: list[bytes] = dataclasses.field(default_factory=list)
     examples: int = 0
     valid: int = 0
@@ -100,6 +108,7 @@ class Property:
     origins: set[str] = dataclasses.field(default_factory=set)
     changed: bool = False
     traced: float = 1.0  # the share of its inputs run under the tracer
+    generated_per_second: float = 50.0  # measured on its generation slices
 
     @property
     def key(self) -> bytes:
@@ -295,19 +304,7 @@ class Worker:
             prop.examples += 1
             prop.seconds += time.perf_counter() - begun
             prop.changed = True
-            origin = origin_of(error)
-            if origin not in prop.origins:
-                prop.origins.add(origin)
-                if not known:
-                    self._keep(prop, data)
-                self.write(
-                    "finding",
-                    nodeid=prop.nodeid,
-                    origin=origin,
-                    known=known,
-                    error=f"{type(error).__name__}: {error}"[:500],
-                    input=data.hex(),
-                )
+            self._found(prop, error, data, known=known, generated=False)
             return False
         if traced:
             self.arcs.stop()
@@ -326,6 +323,27 @@ class Worker:
             prop.corpus.pop(self.rnd.randrange(len(prop.corpus)))
         prop.corpus.append(bytes(kept))
         return True
+
+    def _found(
+        self, prop: Property, error: BaseException, data: bytes, *, known: bool, generated: bool
+    ) -> None:
+        """Record a failure once per origin; a fuzz input is also kept under the worker's key
+        (a generated one is already in the database, under the test's own key)."""
+        origin = origin_of(error)
+        if origin in prop.origins:
+            return
+        prop.origins.add(origin)
+        if not known and not generated:
+            self._keep(prop, data)
+        self.write(
+            "finding",
+            nodeid=prop.nodeid,
+            origin=origin,
+            known=known,
+            error=f"{type(error).__name__}: {error}"[:500],
+            input=data.hex(),
+            how="generated" if generated else "fuzz_one_input",
+        )
 
     def _keep(self, prop: Property, data: bytes) -> None:
         try:
@@ -353,16 +371,51 @@ class Worker:
             self._slice_of(prop)
             spent_before = prop.seconds
             end = min(time.monotonic() + SLICE_SECONDS, self.deadline)
-            found = False
-            while time.monotonic() < end:
-                traced = self.rnd.random() < prop.traced
-                found |= self._run_one(
-                    prop, mutated(prop.corpus, self.rnd, self.dictionary), traced=traced
-                )
-            prop.traced = 1.0 if found else max(TRACE_FLOOR, prop.traced / 2)
+            if prop.generate is not None and self.rnd.random() < GENERATE_SHARE:
+                self._generation_slice(prop, end)
+            else:
+                found = False
+                while time.monotonic() < end:
+                    traced = self.rnd.random() < prop.traced
+                    data = mutated(prop.corpus, self.rnd, self.dictionary)
+                    found |= self._run_one(prop, data, traced=traced)
+                prop.traced = 1.0 if found else max(TRACE_FLOOR, prop.traced / 2)
             prop.recent *= math.pow(0.5, (prop.seconds - spent_before) / HALF_LIFE_SECONDS)
             if time.monotonic() - self._last_status >= STATUS_SECONDS:
                 self.status()
+
+    def _generation_slice(self, prop: Property, end: float) -> None:
+        """One run of the test's own search, sized to the slice by the property's measured
+        rate, always traced (one start and stop of the tracer for the whole run). A failure
+        is a finding as any other; its example is in the database under the test's own key,
+        where the confirmation round's pytest run replays it."""
+        assert prop.generate is not None
+        least, most = GENERATED_PER_SLICE
+        wanted = max(0.0, end - time.monotonic()) * prop.generated_per_second
+        asked = int(min(most, max(least, wanted)))
+        before = self.arcs.count()
+        begun = time.perf_counter()
+        ran = valid = asked  # what a failing run ran is not reported: at most this
+        self.arcs.start()
+        try:
+            ran, valid = prop.generate(asked, self.rnd.getrandbits(64))
+        except Unsatisfiable:  # every drawn case was filtered out: nothing to learn
+            valid = 0
+        except (Exception, SystemExit) as error:  # noqa: BLE001 (every failure is a finding)
+            self._found(prop, error, b"", known=False, generated=True)
+        finally:
+            self.arcs.stop()
+        spent = time.perf_counter() - begun
+        prop.examples += ran
+        prop.valid += valid
+        prop.seconds += spent
+        prop.changed = True
+        if ran and spent > 0:
+            prop.generated_per_second = 0.5 * prop.generated_per_second + 0.5 * ran / spent
+        if self.arcs.count() > before:
+            prop.discoveries += 1
+            prop.recent += 1.0
+            prop.last_discovery = round(time.monotonic() - self.started, 3)
 
     def status(self) -> None:
         self._last_status = time.monotonic()
@@ -430,7 +483,7 @@ def collect(
         if isinstance(found, str):
             unfuzzable.append((item.nodeid, found))
         else:
-            properties.append(Property(item.nodeid, found))
+            properties.append(Property(item.nodeid, found, generation_run_of(item)))
     return properties, unfuzzable
 
 

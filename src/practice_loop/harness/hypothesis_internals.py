@@ -12,6 +12,7 @@ of quietly changing what a campaign does. The floor and the pin are in ``pyproje
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 from collections.abc import Callable, Iterator
@@ -19,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from hypothesis import is_hypothesis_test
+from hypothesis import HealthCheck, Phase, Verbosity, is_hypothesis_test, settings
 from hypothesis.configuration import storage_directory
 from hypothesis.internal import observability
 from hypothesis.stateful import get_state_machine_test
@@ -28,6 +29,10 @@ from hypothesis.statistics import collector
 # What the public decorators write on a test: ``@seed(n)`` and ``@reproduce_failure(v, b)``.
 SEED_ATTRIBUTE = "_hypothesis_internal_use_seed"
 REPRODUCTION_ATTRIBUTE = "_hypothesis_internal_use_reproduce_failure"
+# What ``@settings`` writes on a test, and what the pytest plugin adds to a parametrized
+# item's inner test so that its database key is the item's own.
+SETTINGS_ATTRIBUTE = "_hypothesis_internal_use_settings"
+ADD_DIGEST_ATTRIBUTE = "_hypothesis_internal_add_digest"
 # What a ``RuleBasedStateMachine.TestCase``'s test method points back to its machine with.
 STATE_MACHINE_ATTRIBUTE = "_hypothesis_state_machine_class"
 # Phases whose test cases are examples run; shrinking and explaining re-run a known failure.
@@ -95,6 +100,55 @@ def fuzz_target_of(item: Any) -> Callable[[bytes], bytes | None] | str | None:
     finally:
         handle.inner_test = inner
         target.__signature__ = signature
+
+
+def generation_run_of(item: Any) -> Callable[[int, int], tuple[int, int]] | None:
+    """What runs a collected test's own search inside this process: Hypothesis's generation
+    (the ``generate`` phase alone: no database replay, no shrinking, no health check), for
+    ``examples`` test cases from ``seed``, returning how many it ran and how many of those
+    were valid (not filtered out). The test is called as
+    pytest calls it: a parametrized item with its parameters, under the database key pytest's
+    run of the item uses (so the failing example it saves is the one ``pytest NODEID``
+    replays); a state machine through ``get_state_machine_test``. ``None`` when the test takes
+    fixtures or is not a Hypothesis test. A failure is raised as the test raised it."""
+    target = target_of(getattr(item, "obj", None))
+    if target is None:
+        return None
+    params = dict(getattr(getattr(item, "callspec", None), "params", {}))
+    if isinstance(target, type):
+        function: Any = get_state_machine_test(target)
+        params = {}
+    else:
+        if any(name not in params for name in getattr(item, "fixturenames", ())):
+            return None
+        function = target
+    base = getattr(function, SETTINGS_ATTRIBUTE, None) or settings.default
+    inner = function.hypothesis.inner_test
+    digest = item.nodeid.encode() if params else getattr(inner, ADD_DIGEST_ATTRIBUTE, None)
+
+    def run(examples: int, seed: int) -> tuple[int, int]:
+        chosen = settings(
+            base,
+            max_examples=examples,
+            phases=(Phase.generate,),
+            deadline=None,
+            derandomize=False,
+            suppress_health_check=list(HealthCheck),
+            report_multiple_bugs=False,
+            verbosity=Verbosity.quiet,
+        )
+        counted: list[dict[str, Any]] = []
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(_attribute_set(function, SETTINGS_ATTRIBUTE, chosen))
+            stack.enter_context(seeded(function, seed))
+            if digest is not None:
+                stack.enter_context(_attribute_set(inner, ADD_DIGEST_ATTRIBUTE, digest))
+            stack.enter_context(statistics_to(counted.append))
+            function(**params)
+        counts = phase_counts(counted).get("generate", {})
+        return sum(counts.values()), counts.get("valid", 0)
+
+    return run
 
 
 def own_seed(target: Any) -> int | None:
