@@ -188,20 +188,17 @@ def _practice_views(trace: SealedPracticeTrace, add) -> None:  # noqa: ANN001 (t
         add("residuals", StageState.PASSED, f"{len(trace.residuals)} residual(s): {kinds}")
     else:
         add("residuals", StageState.MISSING, "a refused assessment projects its residuals")
-    gate = trace.gate_decision
-    if gate is None:
-        add("gate", StageState.MISSING, "a refused assessment goes to the search gate")
-    elif gate.status is SearchGateStatus.ELIGIBLE:
-        add("gate", StageState.PASSED, f"eligible: {gate.reason_code}")
-    else:
-        add("gate", StageState.DECISIVE, f"{gate.status.value.lower()}: {gate.reason_code}")
-    budget = trace.budget_decision
-    if budget is None:
-        add("budget", StageState.MISSING, "every gate decision goes to the budget policy")
-    elif budget.status is ComputeBudgetStatus.BUDGET_ALLOWED:
-        add("budget", StageState.PASSED, f"allowed: {budget.reason_code}")
-    else:
-        add("budget", StageState.DECISIVE, f"{budget.status.value.lower()}: {budget.reason_code}")
+    allowed_budget = ComputeBudgetStatus.BUDGET_ALLOWED
+    decisions = (
+        ("gate", trace.gate_decision, SearchGateStatus.ELIGIBLE, "the gate follows residuals"),
+        ("budget", trace.budget_decision, allowed_budget, "the budget follows the gate"),
+    )
+    for key, decision, allowing, needed in decisions:
+        if decision is None:
+            add(key, StageState.MISSING, needed)
+            continue
+        said = f"{decision.status.value.lower()}: {decision.reason_code}"
+        add(key, StageState.PASSED if decision.status is allowing else StageState.DECISIVE, said)
     run = trace.run_outcome
     if run is None:
         add("run", StageState.MISSING, "every budget decision goes to the search run")
