@@ -317,13 +317,16 @@ def test_a_generated_failure_is_saved_where_pytests_run_of_the_item_replays_it()
         for _ in range(200):
             run(100, rnd.getrandbits(64))
     inner = needle.hypothesis.inner_test
-    replay = settings(database=database, phases=[Phase.reuse], deadline=None)
+    replay = settings(database=database, phases=[Phase.reuse, Phase.shrink], deadline=None)
     needle._hypothesis_internal_use_settings = replay
     with pytest.raises(unittest.SkipTest):  # under another key (none added): nothing to replay
         needle(k=2)
     inner._hypothesis_internal_add_digest = b"t.py::needle[2]"  # what the plugin adds
-    with pytest.raises(AssertionError):
+    with pytest.raises(AssertionError) as replayed:
         needle(k=2)
+    # Saved as not yet shrunk: the replaying run shrinks it to the window's first value (a
+    # failure in the primary corpus would be replayed as already shrunk, and reported as is).
+    assert "x=6150" in "".join(getattr(replayed.value, "__notes__", []))
 
 
 def test_a_failing_generation_slice_is_one_finding_found_by_generation(tmp_path):

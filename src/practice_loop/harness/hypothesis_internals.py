@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, Verbosity, is_hypothesis_test, settings
+from hypothesis.database import ExampleDatabase
 from hypothesis.configuration import storage_directory
 from hypothesis.internal import observability
 from hypothesis.stateful import get_state_machine_test
@@ -33,6 +34,10 @@ REPRODUCTION_ATTRIBUTE = "_hypothesis_internal_use_reproduce_failure"
 # item's inner test so that its database key is the item's own.
 SETTINGS_ATTRIBUTE = "_hypothesis_internal_use_settings"
 ADD_DIGEST_ATTRIBUTE = "_hypothesis_internal_add_digest"
+# The sub-key of a test's database key where examples go that a run replays but never takes
+# for already shrunk (``fuzz_one_input`` saves there too); the primary key holds only
+# shrunk failures, which a run replays without shrinking them again.
+SECONDARY_SUFFIX = b".secondary"
 # What a ``RuleBasedStateMachine.TestCase``'s test method points back to its machine with.
 STATE_MACHINE_ATTRIBUTE = "_hypothesis_state_machine_class"
 # Phases whose test cases are examples run; shrinking and explaining re-run a known failure.
@@ -102,6 +107,32 @@ def fuzz_target_of(item: Any) -> Callable[[bytes], bytes | None] | str | None:
         target.__signature__ = signature
 
 
+class SecondaryOnly(ExampleDatabase):
+    """A database that writes every example to its key's secondary corpus: a failure found
+    by generation without shrinking must not stand in the primary corpus, where pytest's
+    next run would replay it as already shrunk and report it unshrunk."""
+
+    def __init__(self, inner: ExampleDatabase) -> None:
+        super().__init__()
+        self._inner = inner
+
+    @staticmethod
+    def _secondary(key: bytes) -> bytes:
+        return key if key.endswith(SECONDARY_SUFFIX) else key + SECONDARY_SUFFIX
+
+    def save(self, key: bytes, value: bytes) -> None:
+        self._inner.save(self._secondary(key), value)
+
+    def fetch(self, key: bytes) -> Iterator[bytes]:
+        return iter(())  # the generate phase replays nothing
+
+    def delete(self, key: bytes, value: bytes) -> None:
+        pass  # nothing here is this run's to remove
+
+    def move(self, src: bytes, dest: bytes, value: bytes) -> None:
+        self.save(dest, value)
+
+
 def generation_run_of(item: Any) -> Callable[[int, int], tuple[int, int]] | None:
     """What runs a collected test's own search inside this process: Hypothesis's generation
     (the ``generate`` phase alone: no database replay, no shrinking, no health check), for
@@ -109,7 +140,8 @@ def generation_run_of(item: Any) -> Callable[[int, int], tuple[int, int]] | None
     were valid (not filtered out). The test is called as
     pytest calls it: a parametrized item with its parameters, under the database key pytest's
     run of the item uses (so the failing example it saves is the one ``pytest NODEID``
-    replays); a state machine through ``get_state_machine_test``. ``None`` when the test takes
+    replays, in its secondary corpus so that run shrinks it); a state machine through
+    ``get_state_machine_test``. ``None`` when the test takes
     fixtures or is not a Hypothesis test. A failure is raised as the test raised it."""
     target = target_of(getattr(item, "obj", None))
     if target is None:
@@ -129,6 +161,7 @@ def generation_run_of(item: Any) -> Callable[[int, int], tuple[int, int]] | None
     def run(examples: int, seed: int) -> tuple[int, int]:
         chosen = settings(
             base,
+            database=None if base.database is None else SecondaryOnly(base.database),
             max_examples=examples,
             phases=(Phase.generate,),
             deadline=None,
