@@ -42,7 +42,7 @@ from practice_loop.workbench import (
     WorkbenchServer,
 )
 from practice_loop.workbench.pages import evidence_spans, highlighted, ident
-from workbench_support import FORGED_CASE, build_stores, running, trace_of
+from workbench_support import FORGED_CASE, build_stores, list_rows, running, trace_of
 
 HOSTILE_ID = "<b>hostile</b>"
 
@@ -118,48 +118,6 @@ def _listed_case_ids(page: str) -> list[str]:
         html.unescape(found)
         for found in re.findall(r'<span class="case-id"><bdi dir="ltr">(.*?)</bdi></span>', page)
     ]
-
-
-class _Rows(HTMLParser):
-    """Each row of the list's table: its ``data-standing`` and the text of each cell."""
-
-    CELLS = ("case", "question", "outcome", "answer", "gold", "reason", "trace")
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.rows: list[dict[str, str]] = []
-        self._in_body = False
-        self._cell: list[str] | None = None
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "tbody":
-            self._in_body = True
-        elif tag == "tr" and self._in_body:
-            self.rows.append({"standing": dict(attrs)["data-standing"], "cells": []})
-        elif tag == "td" and self._in_body:
-            self._cell = []
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "tbody":
-            self._in_body = False
-        elif tag == "td" and self._cell is not None:
-            self.rows[-1]["cells"].append(" ".join("".join(self._cell).split()))
-            self._cell = None
-
-    def handle_data(self, data: str) -> None:
-        if self._cell is not None:
-            self._cell.append(data)
-
-
-def _list_rows(page: str) -> list[dict[str, str]]:
-    parser = _Rows()
-    parser.feed(page[page.index('<table class="cases">') :])
-    rows = []
-    for row in parser.rows:
-        assert len(row["cells"]) == len(_Rows.CELLS)
-        cells = dict(zip(_Rows.CELLS, row["cells"], strict=True))
-        rows.append({"standing": row["standing"], **cells})
-    return rows
 
 
 def test_filters_and_search(built, server):
@@ -353,7 +311,7 @@ def test_a_forged_trace_is_shown_as_failed_with_its_reason(built):
     outcomes, _ = _counts(listing)
     assert outcomes["answered_practice"] == summary["answered_through_practice"]
     assert re.search(r'data-shown="44" data-failed="1">', listing)
-    (row,) = [r for r in _list_rows(listing) if r["case"] == FORGED_CASE]
+    (row,) = [r for r in list_rows(listing) if r["case"] == FORGED_CASE]
     assert row["standing"] == "failed_verification"
     assert row["outcome"] == "failed verification (the row records: answered through practice)"
     assert row["reason"] == "record_malformed at ProofGatedAnswer"
@@ -375,7 +333,7 @@ def test_a_case_whose_trace_is_gone_is_shown_as_missing(built):
     with running(built["missing"]) as missing:
         _, _, listing = fetch(missing, "/")
         status, _, page = fetch(missing, f"/trace/{trace_of(built['missing'], 's01')}")
-    (row,) = [r for r in _list_rows(listing) if r["case"] == "s01"]
+    (row,) = [r for r in list_rows(listing) if r["case"] == "s01"]
     assert row["standing"] == "trace_missing"
     assert row["reason"] == "its trace is not in the store"
     assert row["outcome"] == "trace missing (the row records: answered directly)"
