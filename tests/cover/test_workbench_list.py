@@ -16,7 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from practice_loop.kernel import ProofGatedAnswer, ReplayDisposition, ReplayResult
+from practice_loop.kernel import (
+    CandidateOperatorResult,
+    ProofGatedAnswer,
+    ReplayDisposition,
+    ReplayResult,
+)
 from practice_loop.product.runner import run_lines
 from practice_loop.product.store import ReadOnlyTraceStore, TraceStore
 from practice_loop.workbench import (
@@ -124,18 +129,29 @@ def test_every_row_shows_its_answer_gold_and_reason(built):
                     "directly: the original assessment is runnable and its proof closed"
                 )
             else:
-                closed = [
+                (closed,) = [
                     replay
                     for replay in trace.replays
                     if type(replay) is ReplayResult
                     and replay.disposition is ReplayDisposition.CONTRACT_AND_PROOF_CLOSED
                 ]
-                tried = len(trace.operator_outcomes)
+                (candidate,) = [
+                    result
+                    for result in trace.operator_outcomes
+                    if type(result) is CandidateOperatorResult
+                    and result.attempt_id == closed.attempt_id
+                ]
+                payload = candidate.reconstruction.candidate_payload
                 assert shown["reason"] == (
-                    f"through practice: {len(closed)} of {tried} "
-                    f"candidate{'s' if tried != 1 else ''} closed contract and proof on replay"
+                    f"through practice: candidate {candidate.attempt_index} "
+                    f"({payload.role.value} = {payload.direction.value}, from the cue "
+                    f"\u201c{payload.cue_span.text}\u201d) closed contract and proof on replay"
                 )
     assert rows["s11"]["answer"] == "7 apple"
+    assert rows["s11"]["reason"] == (
+        "through practice: candidate 0 (direction = decrease, from the cue \u201cwere eaten\u201d) "
+        "closed contract and proof on replay"
+    )
 
 
 def test_the_gold_column_judges_an_answer_as_run_does(tmp_path):
@@ -147,6 +163,7 @@ def test_the_gold_column_judges_an_answer_as_run_does(tmp_path):
         {"id": "equal", "question": question, "answer": "#### 11"},
         {"id": "wrong", "question": question, "answer": "#### 12"},
         {"id": "no-gold", "question": question},
+        {"id": "edited", "question": question, "answer": "#### 11"},
         {
             "id": "refused",
             "question": "Gia has 6 boxes. Each box holds 8 crayons. How many "
@@ -160,6 +177,9 @@ def test_the_gold_column_judges_an_answer_as_run_does(tmp_path):
             [json.dumps(line).encode() for line in lines], source="gold.jsonl", store=store
         )
     assert summary.wrong_ids == ["wrong"]
+    # Gold is the case's input, never verified: edited by hand, it is shown, and judged only
+    # where it is an integer as run stores it.
+    _sql(path, "UPDATE cases SET gold = '11 stickers' WHERE case_id = 'edited'")
     with running(path) as server:
         _, _, page = fetch(server, "/")
     gold = {row["case"]: row["gold"] for row in list_rows(page)}
@@ -167,6 +187,7 @@ def test_the_gold_column_judges_an_answer_as_run_does(tmp_path):
         "equal": "11 matches the answer",
         "wrong": "12 wrong: the answer differs",
         "no-gold": "none not judged: no integer gold",
+        "edited": "11 stickers not judged: no integer gold",
         "refused": "48",
     }
 

@@ -29,7 +29,13 @@ from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 from urllib.parse import parse_qs
 
-from ..kernel import AnswerPath, ProofGatedAnswer, SealedPracticeTrace
+from ..kernel import (
+    AnswerPath,
+    CandidateOperatorResult,
+    ProofGatedAnswer,
+    ReplayResult,
+    SealedPracticeTrace,
+)
 from ..product.runner import is_wrong
 from ..product.store import CaseRow, CaseSelection, MalformedRow, ReadOnlyTraceStore, StoredBody
 from ..product.verification import Finding, check_case_reading, check_stored_trace
@@ -157,12 +163,30 @@ def standing_of(
     if answer.path is AnswerPath.DIRECT:
         how = "directly: the original assessment is runnable and its proof closed"
         return TraceStanding(Outcome.ANSWERED_DIRECT, how, shown)
-    closed, tried = len(answer.replay_ids), len(trace.operator_outcomes)
-    how = (
-        f"through practice: {closed} of {tried} candidate{'s' if tried != 1 else ''} "
-        "closed contract and proof on replay"
-    )
-    return TraceStanding(Outcome.ANSWERED_PRACTICE, how, shown)
+    return TraceStanding(Outcome.ANSWERED_PRACTICE, _through_practice(trace, answer), shown)
+
+
+def _through_practice(trace: SealedPracticeTrace, answer: ProofGatedAnswer) -> str:
+    """Which candidates the answer rests on (its replays that closed contract and proof),
+    each with the role it bound and the cue it read."""
+    closing = [
+        replay
+        for replay in trace.replays
+        if type(replay) is ReplayResult and replay.replay_id in answer.replay_ids
+    ]
+    candidates = []
+    for replay in closing:
+        for result in trace.operator_outcomes:
+            if type(result) is CandidateOperatorResult and (
+                result.attempt_id,
+                result.candidate_digest,
+            ) == (replay.attempt_id, replay.candidate_digest):
+                payload = result.reconstruction.candidate_payload
+                candidates.append(
+                    f"candidate {result.attempt_index} ({payload.role.value} = "
+                    f"{payload.direction.value}, from the cue \u201c{payload.cue_span.text}\u201d)"
+                )
+    return f"through practice: {' and '.join(candidates)} closed contract and proof on replay"
 
 
 def failure_text(finding: Finding) -> str:

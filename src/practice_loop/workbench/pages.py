@@ -303,7 +303,6 @@ def _list_row(case: ListedCase) -> list[str]:
         if case.gold_check is not None:
             check = case.gold_check.value
             gold += f' <span class="gold-check g-{check}">{_e(_GOLD_WORDS[case.gold_check])}</span>'
-    reason_class = "how" if standing.answer is not None else "code"
     return [
         f'<span class="case-id">{visible(case.case_id)}</span>',
         f'<span class="question-text">{visible(case.question)}</span>'
@@ -312,7 +311,9 @@ def _list_row(case: ListedCase) -> list[str]:
         shown_outcome,
         answer,
         gold,
-        f'<span class="{reason_class}">{_e(standing.reason)}</span>',
+        f'<span class="how">{visible(standing.reason)}</span>'
+        if standing.answer is not None
+        else f'<span class="code">{_e(standing.reason)}</span>',
         trace,
     ]
 
