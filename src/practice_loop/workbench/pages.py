@@ -1099,7 +1099,7 @@ span.answer { font-weight: 600; color: var(--ok); white-space: nowrap; }
 .g-wrong { background: #fde7e5; color: var(--bad); font-weight: 700; }
 .g-unjudged { background: #eef1f6; color: var(--muted); }
 span.how { font-size: .92em; }
-table.cases td:nth-child(2) { min-width: 24em; }
+table.cases td:nth-child(2) { min-width: 16em; } table.cases td:nth-child(6) { min-width: 12em; }
 meter { width: 10em; }
 p.answer strong { font-size: 1.2em; color: var(--ok); }
 nav.pages { margin: .6em 0; color: var(--muted); } nav.pages a { margin-right: .6em; }
