@@ -23,7 +23,7 @@ from practice_loop.kernel import (
     ReplayResult,
 )
 from practice_loop.product.runner import run_lines
-from practice_loop.product.store import ReadOnlyTraceStore, TraceStore
+from practice_loop.product.store import CaseSelection, ReadOnlyTraceStore, TraceStore
 from practice_loop.workbench import (
     CONTENT_SECURITY_POLICY,
     MAX_QUERY_BYTES,
@@ -390,3 +390,52 @@ def test_search_folds_case_as_python_does(tmp_path):
             for needle in ("STRASSE", "%C3%A9t%C3%A9", "CARDS")
         }
     assert found == {"STRASSE": ["street"], "%C3%A9t%C3%A9": ["ÉTÉ-1"], "CARDS": ["other"]}
+
+
+def test_a_search_is_paged_in_case_id_order(built):
+    """Issue 20: a search is one pass over the table, its matches put in case id order and
+    paged; the pages together hold every match once, in order ("hostile", stored last, comes
+    first)."""
+    with ReadOnlyTraceStore(built["clean"]) as store:
+        expected = sorted(row.case_id for row in store.cases() if "e" in row.question.casefold())
+    seen: list[str] = []
+    with running(built["clean"], page_size=SMALL_PAGE) as server:
+        for number in range(1, -(-len(expected) // SMALL_PAGE) + 1):
+            _, _, page = fetch(server, f"/?q=E&page={number}")
+            assert _showing(page)["matching"] == len(expected)
+            seen += [row["case"] for row in list_rows(page)]
+    assert seen == expected and seen[0] == HOSTILE_ID
+
+
+def test_one_pass_search_pages_as_sql_orders_them(built, copied):
+    """Issue 20: the search's own ordering is SQLite's ORDER BY case_id, whatever the ids
+    hold (a BLOB id sorts after every text), page by page."""
+    _sql(copied, "UPDATE cases SET case_id = x'00ff' WHERE case_id = 's05'")
+    _sql(copied, "UPDATE cases SET case_id = 'Z' WHERE case_id = 's06'")
+    with ReadOnlyTraceStore(copied) as store:
+        for needle in ("h", "e", "stamps", "cookies", "no such text"):
+            selection = CaseSelection(text=needle)
+            total = store.count_selected(selection)
+            for offset in sorted({0, 3, 7, max(total - 1, 0)}):
+                for limit in (1, 4, 50):
+                    searched = store.searched_rows(selection, limit, offset)
+                    ordered = store.selected_rows(selection, limit, offset)
+                    assert searched == (total, ordered), (needle, offset, limit)
+        found = store.searched_rows(CaseSelection(text="o"), 50, 0)[1]
+        keys = [getattr(row, "case_id", None) or row.key for row in found]
+        assert keys[0] == "Z" and keys[-1].startswith("rowid ")
+
+
+def test_a_page_is_read_from_one_snapshot(built, copied):
+    """Issue 20: the counts and rows of one page come from one committed state of the store:
+    a writer committing in between changes nothing the page has read until it is done."""
+    with contextlib.closing(sqlite3.connect(copied, isolation_level=None)) as writer:
+        writer.execute("SELECT 1 FROM cases").fetchone()  # a connection open: WAL, not immutable
+        with ReadOnlyTraceStore(copied) as store:
+            with store.snapshot():
+                before = store.count_selected(CaseSelection())
+                writer.execute(
+                    "INSERT INTO cases VALUES ('zz', 'x', 'q', NULL, NULL, 'refused', 'r', NULL)"
+                )
+                assert store.count_selected(CaseSelection()) == before
+            assert store.count_selected(CaseSelection()) == before + 1

@@ -589,6 +589,36 @@ class TraceStore:
             ).fetchall()
         return [_case_row(rowid, rest) for rowid, *rest in rows]
 
+    def searched_rows(
+        self, selection: CaseSelection, limit: int, offset: int
+    ) -> tuple[int, list[CaseRow | MalformedRow]]:
+        """How many case rows ``selection`` matches, and ``limit`` of them after the first
+        ``offset`` in case id order, from one pass over the table: a text search cannot use an
+        index, so counting and paging in SQL would pass over it twice. Only the matches' ids
+        are kept, ordered as SQL orders them, then the page's rows are read."""
+        where, arguments = _where(selection)
+        with self._sqlite_errors():
+            found = self._db.execute(f"SELECT case_id, rowid FROM cases{where}", arguments)
+            keys = sorted(found.fetchall(), key=lambda pair: _sql_order(pair[0]))
+            page = [rowid for _, rowid in keys[offset : offset + limit]]
+            rows = self._db.execute(
+                f"SELECT rowid, * FROM cases WHERE rowid IN ({', '.join('?' * len(page))})"
+                " ORDER BY case_id",
+                page,
+            ).fetchall()
+        return len(keys), [_case_row(rowid, rest) for rowid, *rest in rows]
+
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Read inside one transaction: every query within sees the same committed state."""
+        with self._sqlite_errors():
+            self._db.execute("BEGIN")
+        try:
+            yield
+        finally:
+            with self._sqlite_errors():
+                self._db.execute("COMMIT")
+
     _BODY_QUERY = (
         "SELECT trace_id, typeof(body), length(body),"
         " CASE WHEN typeof(body) = 'blob' AND length(body) <= ? THEN body END FROM traces"
@@ -646,6 +676,18 @@ _CONTAINS_FOLDED = "practice_loop_contains_folded"
 
 def _contains_folded(haystack: object, needle: object) -> bool:
     return type(haystack) is str and type(needle) is str and needle in haystack.casefold()
+
+
+def _sql_order(value: object) -> tuple[int, object]:
+    """SQLite's order of values under its BINARY collation: NULL, numbers, text (UTF-8 byte
+    order, which is code point order), then BLOBs."""
+    if value is None:
+        return (0, 0)
+    if type(value) is int or type(value) is float:
+        return (1, value)
+    if type(value) is str:
+        return (2, value)
+    return (3, bytes(value))  # type: ignore[arg-type]
 
 
 def _where(selection: CaseSelection) -> tuple[str, tuple[object, ...]]:

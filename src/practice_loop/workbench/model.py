@@ -419,6 +419,16 @@ class RecordedCounts:
     unrecognized: int
     reasons: tuple[tuple[RecordedOutcome, str, int], ...]
 
+    def selecting(self, outcome: RecordedOutcome | None, reason: str | None) -> int | None:
+        """How many rows record this outcome (and reason), read off the counts; ``None`` for
+        a reason without an outcome, which the counts do not break down."""
+        if outcome is None:
+            return self.total if reason is None else None
+        if reason is None:
+            return dict(self.outcomes)[outcome]
+        found = [n for o, r, n in self.reasons if (o, r) == (outcome, reason)]
+        return found[0] if found else 0
+
 
 def recorded_counts(store: ReadOnlyTraceStore) -> RecordedCounts:
     outcomes = dict.fromkeys(RecordedOutcome, 0)
@@ -475,12 +485,20 @@ _VERIFIED = frozenset({Outcome.ANSWERED_DIRECT, Outcome.ANSWERED_PRACTICE, Outco
 def list_view(
     store: ReadOnlyTraceStore, cache: StandingCache, query: ListQuery, page_size: int
 ) -> ListView:
-    """The list page's content, reading only what it shows: the counts and the number of
-    matching rows in SQL, then this page's rows and the traces they name, each checked."""
+    """The list page's content, reading only what it shows, from one snapshot of the store:
+    the counts in SQL (which also give how many rows an outcome or reason selects), this
+    page's rows, and the traces they name, each row checked."""
     selection = query.selection()
-    matching = store.count_selected(selection)
     first = (query.page - 1) * page_size
-    # A page past the last selects nothing; it is not asked of SQL (whose offsets are 64-bit).
-    rows = store.selected_rows(selection, page_size, first) if first < matching else []
-    shown = tuple(cache.listed(store, row) for row in rows)
-    return ListView(recorded_counts(store), query, matching, page_size, shown)
+    with store.snapshot():
+        counts = recorded_counts(store)
+        if query.text:
+            matching, rows = store.searched_rows(selection, page_size, first)
+        else:
+            matching = counts.selecting(query.outcome, query.reason)
+            if matching is None:
+                matching = store.count_selected(selection)
+            # A page past the last selects nothing; SQL is not asked (its offsets are 64-bit).
+            rows = store.selected_rows(selection, page_size, first) if first < matching else []
+        shown = tuple(cache.listed(store, row) for row in rows)
+    return ListView(counts, query, matching, page_size, shown)
