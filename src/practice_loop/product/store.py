@@ -408,7 +408,7 @@ class TraceStore:
             _check_schema(self._db, self.path)
             for statement in statements:
                 self._db.execute(statement)
-            self._db.create_function(_CONTAINS_FOLDED, 2, _contains_folded, deterministic=True)
+            self._db.create_function(_CONTAINS_FOLDED, 3, _contains_folded, deterministic=True)
         except sqlite3.Error as error:
             self._db.close()
             raise store_error(error, self.path, self.wait) from None
@@ -674,8 +674,12 @@ class CaseSelection:
 _CONTAINS_FOLDED = "practice_loop_contains_folded"
 
 
-def _contains_folded(haystack: object, needle: object) -> bool:
-    return type(haystack) is str and type(needle) is str and needle in haystack.casefold()
+def _contains_folded(needle: object, question: object, case_id: object) -> bool:
+    """Whether the question or the case id holds ``needle`` (already folded): one call per
+    row, not one per column."""
+    return type(needle) is str and any(
+        type(text) is str and needle in text.casefold() for text in (question, case_id)
+    )
 
 
 def _sql_order(value: object) -> tuple[int, object]:
@@ -701,8 +705,8 @@ def _where(selection: CaseSelection) -> tuple[str, tuple[object, ...]]:
         arguments.append(selection.reason)
     if selection.text:
         needle = selection.text.casefold()
-        clauses.append(f"({_CONTAINS_FOLDED}(question, ?) OR {_CONTAINS_FOLDED}(case_id, ?))")
-        arguments += [needle, needle]
+        clauses.append(f"{_CONTAINS_FOLDED}(?, question, case_id)")
+        arguments.append(needle)
     return (" WHERE " + " AND ".join(clauses) if clauses else ""), tuple(arguments)
 
 
