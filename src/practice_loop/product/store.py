@@ -677,8 +677,11 @@ _CONTAINS_FOLDED = "practice_loop_contains_folded"
 def _contains_folded(needle: object, question: object, case_id: object) -> bool:
     """Whether the question or the case id holds ``needle`` (already folded): one call per
     row, not one per column."""
-    return type(needle) is str and any(
-        type(text) is str and needle in text.casefold() for text in (question, case_id)
+    if type(needle) is not str:
+        return False
+    # Spelled out, not ``any(...)`` over a generator: this runs once per row of the table.
+    return (type(question) is str and needle in question.casefold()) or (
+        type(case_id) is str and needle in case_id.casefold()
     )
 
 
