@@ -16,7 +16,9 @@
    list page; one list page per request spread over the whole store (each new to the server,
    so every row on it is verified then: the cold case); a page deep in the list; an outcome
    filter; a refusal-reason filter; a search; one trace page. The median and the slowest are
-   reported for each.
+   reported for each, with the mean CPU time the server spent on one (from ``/proc``: what
+   other jobs on a shared machine do to the wall times does not move it much), and the load
+   average before and after.
 4. Reads the server's peak resident memory (``VmHWM`` in ``/proc``) before stopping it.
 
 Targets (issue 20, on 2 cores): list and trace page medians under 200 ms, start-up under 10 s,
@@ -155,6 +157,12 @@ def _timed_get(port: int, path: str) -> float:
     return elapsed * 1000
 
 
+def _cpu_s(pid: int) -> float:
+    """The CPU seconds (user and system) a process has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _peak_mb(pid: int) -> float:
     status = Path(f"/proc/{pid}/status").read_text()
     kilobytes = int(re.search(r"^VmHWM:\s+(\d+) kB", status, re.MULTILINE).group(1))
@@ -191,10 +199,12 @@ def measure(path: Path, rounds: int) -> dict[str, object]:
             "list, search": lambda n: "/?q=marbles",
             "trace page": lambda n: f"/trace/{trace_id}",
         }
-        timings = {}
+        timings, cpu = {}, {}
         for name, url in kinds.items():
             _timed_get(port, url(rounds))  # warm-up
+            before = _cpu_s(server.pid)
             timings[name] = [_timed_get(port, url(n)) for n in range(rounds)]
+            cpu[name] = (_cpu_s(server.pid) - before) * 1000 / rounds
         peak = _peak_mb(server.pid)
     finally:
         server.send_signal(signal.SIGINT)
@@ -212,6 +222,7 @@ def measure(path: Path, rounds: int) -> dict[str, object]:
             name: {
                 "median": round(statistics.median(values), 1),
                 "max": round(max(values), 1),
+                "server_cpu_mean": round(cpu[name], 1),
             }
             for name, values in timings.items()
         },
@@ -236,20 +247,34 @@ def main() -> None:
         else:
             if args.store.exists():
                 parser.error(f"{args.store} exists and does not hold {args.cases} cases")
-            built_s = build_store(args.store, args.cases, args.jobs)
+            built_s = round(build_store(args.store, args.cases, args.jobs), 1)
             print(f"store: {args.store} ({args.cases} cases and traces, built in {built_s:.0f} s)")
         size_mb = args.store.stat().st_size / 2**20
+        load_before = os.getloadavg()[0]
         report = measure(args.store, args.rounds)
-    report = {"cases": args.cases, "store_mb": round(size_mb, 1), "built_s": built_s, **report}
-    print(f"store size: {size_mb:.0f} MB; cores: {os.cpu_count()}")
+        load_after = os.getloadavg()[0]
+    report = {
+        "cases": args.cases,
+        "store_mb": round(size_mb, 1),
+        "built_s": built_s,
+        "load_average": [round(load_before, 2), round(load_after, 2)],
+        **report,
+    }
+    print(
+        f"store size: {size_mb:.0f} MB; cores: {os.cpu_count()}; load average (1 min) "
+        f"{load_before:.1f} before the measurements, {load_after:.1f} after"
+    )
     print(
         f"start-up: {report['ready_s']:.2f} s to listening, {report['first_page_s']:.2f} s to "
         f"the first list page (target under {TARGET_START_S:g} s)"
     )
     heading = f"request ({args.rounds} after one warm-up)"
-    print(f"{heading:<44} {'median ms':>10} {'max ms':>8}")
+    print(f"{heading:<40} {'median ms':>9} {'max ms':>7} {'server CPU ms, mean':>20}")
     for name, figures in report["pages_ms"].items():
-        print(f"{name:<44} {figures['median']:>10.1f} {figures['max']:>8.1f}")
+        print(
+            f"{name:<40} {figures['median']:>9.1f} {figures['max']:>7.1f} "
+            f"{figures['server_cpu_mean']:>20.1f}"
+        )
     print(f"target: list and trace page medians under {TARGET_PAGE_MS:g} ms")
     print(
         f"peak resident memory of the server: {report['peak_mb']:.0f} MB "
