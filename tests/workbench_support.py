@@ -10,12 +10,14 @@ import shutil
 import sqlite3
 import threading
 from collections.abc import Iterator
+from html.parser import HTMLParser
 from pathlib import Path
 
 from practice_loop.cli import main
 from practice_loop.product.runner import run_lines
 from practice_loop.product.store import TraceStore
 from practice_loop.workbench import WorkbenchServer
+from practice_loop.workbench.server import PAGE_SIZE
 
 # A question that would run script twice over if it were ever interpreted as markup.
 HOSTILE_QUESTION = (
@@ -70,8 +72,8 @@ def build_stores(folder: Path, hostile_id: str) -> dict[str, object]:
 
 
 @contextlib.contextmanager
-def running(store: Path) -> Iterator[WorkbenchServer]:
-    server = WorkbenchServer(store, ("127.0.0.1", 0), quiet=True)
+def running(store: Path, *, page_size: int = PAGE_SIZE) -> Iterator[WorkbenchServer]:
+    server = WorkbenchServer(store, ("127.0.0.1", 0), quiet=True, page_size=page_size)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
     thread.start()
     try:
@@ -81,3 +83,44 @@ def running(store: Path) -> Iterator[WorkbenchServer]:
         server.server_close()
         thread.join(timeout=10)
     assert not thread.is_alive()
+
+
+class _Rows(HTMLParser):
+    """Each row of the list's table: its ``data-standing`` and the text of each cell."""
+
+    CELLS = ("case", "question", "outcome", "answer", "gold", "reason", "trace")
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.rows: list[tuple[str, list[str]]] = []
+        self._in_body = False
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "tbody":
+            self._in_body = True
+        elif tag == "tr" and self._in_body:
+            self.rows.append((dict(attrs)["data-standing"] or "", []))
+        elif tag == "td" and self._in_body:
+            self._cell = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "tbody":
+            self._in_body = False
+        elif tag == "td" and self._cell is not None:
+            self.rows[-1][1].append(" ".join("".join(self._cell).split()))
+            self._cell = None
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def list_rows(page: str) -> list[dict[str, str]]:
+    """The list page's rows: each cell's text, by column, and the row's verified standing."""
+    parser = _Rows()
+    parser.feed(page[page.index('<table class="cases">') :])
+    rows = []
+    for standing, cells in parser.rows:
+        rows.append({"standing": standing, **dict(zip(_Rows.CELLS, cells, strict=True))})
+    return rows

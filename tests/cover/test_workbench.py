@@ -42,7 +42,7 @@ from practice_loop.workbench import (
     WorkbenchServer,
 )
 from practice_loop.workbench.pages import evidence_spans, highlighted, ident
-from workbench_support import build_stores, running, trace_of
+from workbench_support import FORGED_CASE, build_stores, list_rows, running, trace_of
 
 HOSTILE_ID = "<b>hostile</b>"
 
@@ -91,7 +91,8 @@ def _counts(page: str) -> tuple[dict[str, int], Counter[tuple[str, str]]]:
 
 def test_list_counts_match_the_run_summary(built, server):
     """Issue 9: the list's counts are those `practice-loop run --json` printed for the
-    sample (plus the one hostile case), outcome by outcome and refusal reason by reason."""
+    sample (plus the one hostile case), outcome by outcome and refusal reason by reason.
+    Issue 20: they are what the case rows record, counted in SQL, and say so."""
     summary, extra = built["summary"], built["extra"]
     status, _, page = fetch(server, "/")
     assert status == 200
@@ -102,9 +103,8 @@ def test_list_counts_match_the_run_summary(built, server):
         "answered_practice": summary["answered_through_practice"]
         + extra["answered_through_practice"],
         "refused": summary["refused"] + extra["refused"],
-        "failed_verification": 0,
-        "trace_missing": 0,
     }
+    assert "What the case rows record" in page and "not verified" in page
     expected = Counter(summary["refused_by_reason"]) + Counter(extra["refused_by_reason"])
     assert reasons == Counter({("refused", reason): n for reason, n in expected.items()})
 
@@ -115,7 +115,8 @@ def _matching(page: str) -> int:
 
 def _listed_case_ids(page: str) -> list[str]:
     return [
-        html.unescape(found) for found in re.findall(r'<span class="case-id">(.*?)</span>', page)
+        html.unescape(found)
+        for found in re.findall(r'<span class="case-id"><bdi dir="ltr">(.*?)</bdi></span>', page)
     ]
 
 
@@ -146,6 +147,8 @@ def _refusal(page: str) -> str:
     [
         ("?nope=1", "unknown_parameter"),
         ("?outcome=guessed", "unknown_outcome"),
+        ("?outcome=failed_verification", "unrecorded_outcome"),
+        ("?outcome=trace_missing", "unrecorded_outcome"),
         ("?page=0", "bad_page_number"),
         ("?page=x", "bad_page_number"),
         ("?page=%EF%BC%91", "bad_page_number"),  # a full-width digit one
@@ -154,7 +157,10 @@ def _refusal(page: str) -> str:
     ],
 )
 def test_bad_list_queries_are_refused(server, query, reason):
-    """Closed filters: an unknown parameter or value is a 400 with its reason, never a guess."""
+    """Closed filters: an unknown parameter or value is a 400 with its reason, never a guess.
+    Issue 20: the list filters on what the rows record, and no row records a failed
+    verification or a missing trace, so those are refused, never answered from a partial
+    check."""
     status, headers, page = fetch(server, "/" + query)
     assert (status, _refusal(page)) == (400, reason)
     assert headers["Content-Security-Policy"] == CONTENT_SECURITY_POLICY
@@ -294,16 +300,22 @@ def test_a_missing_or_foreign_store_is_refused_and_nothing_is_created(tmp_path):
 @pytest.mark.obligation("ADR-0226/8.11", "ADR-0226/9.16")
 def test_a_forged_trace_is_shown_as_failed_with_its_reason(built):
     """Issue 9: a trace whose stored bytes fail verification is listed and shown as failed,
-    with its typed reason, and none of its content is shown."""
+    with its typed reason, and none of its content is shown. Issue 20: the counts, being what
+    the rows record, still count its row as answered; the row itself, checked for the page,
+    is shown failed beside what it records, with no answer."""
     before = _fingerprint(built["forged"])
     summary = built["summary"]
     with running(built["forged"]) as forged:
         _, _, listing = fetch(forged, "/")
         status, _, page = fetch(forged, f"/trace/{built['forged_id']}")
-    outcomes, reasons = _counts(listing)
-    assert outcomes["failed_verification"] == 1
-    assert outcomes["answered_practice"] == summary["answered_through_practice"] - 1
-    assert reasons[("failed_verification", "record_malformed at ProofGatedAnswer")] == 1
+    outcomes, _ = _counts(listing)
+    assert outcomes["answered_practice"] == summary["answered_through_practice"]
+    assert re.search(r'data-shown="44" data-failed="1">', listing)
+    (row,) = [r for r in list_rows(listing) if r["case"] == FORGED_CASE]
+    assert row["standing"] == "failed_verification"
+    assert row["outcome"] == "failed verification (the row records: answered through practice)"
+    assert row["reason"] == "record_malformed at ProofGatedAnswer"
+    assert row["answer"] == "not shown: not verified"
     assert status == 200
     assert 'data-status="failed"' in page
     assert "ProofGatedAnswer.answer_id: identity_mismatch" in page
@@ -321,9 +333,10 @@ def test_a_case_whose_trace_is_gone_is_shown_as_missing(built):
     with running(built["missing"]) as missing:
         _, _, listing = fetch(missing, "/")
         status, _, page = fetch(missing, f"/trace/{trace_of(built['missing'], 's01')}")
-    outcomes, reasons = _counts(listing)
-    assert outcomes["trace_missing"] == 1
-    assert reasons[("trace_missing", "its trace is not in the store")] == 1
+    (row,) = [r for r in list_rows(listing) if r["case"] == "s01"]
+    assert row["standing"] == "trace_missing"
+    assert row["reason"] == "its trace is not in the store"
+    assert row["outcome"] == "trace missing (the row records: answered directly)"
     assert (status, _refusal(page)) == (404, "no_such_trace")
 
 
@@ -594,17 +607,22 @@ def test_a_store_that_becomes_unreadable_is_a_503(built, tmp_path):
 
 
 @pytest.mark.parametrize(
-    "outcome, reason",
+    "outcome, reason, answer",
     [
-        (Outcome.ANSWERED_DIRECT, "a reason"),
-        (Outcome.ANSWERED_PRACTICE, "a reason"),
-        (Outcome.REFUSED, None),
-        (Outcome.FAILED_VERIFICATION, None),
-        (Outcome.TRACE_MISSING, None),
+        (Outcome.ANSWERED_DIRECT, "directly", None),
+        (Outcome.ANSWERED_PRACTICE, "through practice", None),
+        (Outcome.ANSWERED_DIRECT, "", "7 apple"),
+        (Outcome.ANSWERED_PRACTICE, None, "7 apple"),
+        (Outcome.REFUSED, None, None),
+        (Outcome.REFUSED, "target_unbound", "7 apple"),
+        (Outcome.FAILED_VERIFICATION, "", None),
+        (Outcome.FAILED_VERIFICATION, "record_malformed at x", "7 apple"),
+        (Outcome.TRACE_MISSING, None, None),
     ],
 )
-def test_a_standing_has_a_reason_exactly_when_it_is_not_an_answer(outcome, reason):
-    """Issue 9: a refusal, a failure or missing evidence always says why; an answer has no
-    reason to carry, so a standing built otherwise is refused on construction."""
+def test_every_standing_has_a_reason_and_only_an_answer_has_an_answer(outcome, reason, answer):
+    """Issue 9 and issue 20: every row says why (how it was answered, why refused, what
+    failed), and only a verified answer carries one; a standing built otherwise is refused
+    on construction."""
     with pytest.raises(ValueError):
-        TraceStanding(outcome, reason)
+        TraceStanding(outcome, reason, answer)

@@ -408,6 +408,7 @@ class TraceStore:
             _check_schema(self._db, self.path)
             for statement in statements:
                 self._db.execute(statement)
+            self._db.create_function(_CONTAINS_FOLDED, 3, _contains_folded, deterministic=True)
         except sqlite3.Error as error:
             self._db.close()
             raise store_error(error, self.path, self.wait) from None
@@ -556,6 +557,68 @@ class TraceStore:
             ).fetchone()
         return None if found is None else _case_row(found[0], found[1:])
 
+    # ----------------------------------------------------------------------------------------
+    # Workbench's list: counts and one page at a time, each in SQL, nothing read beyond them
+
+    def recorded_counts(self) -> list[tuple[object, object, int]]:
+        """How many case rows record each (outcome, reason), as stored: what the rows claim,
+        unverified, whatever types the columns hold. One pass over the cases table."""
+        with self._sqlite_errors():
+            return self._db.execute(
+                "SELECT outcome, reason, count(*) FROM cases GROUP BY outcome, reason"
+            ).fetchall()
+
+    def count_selected(self, selection: CaseSelection) -> int:
+        """How many case rows ``selection`` matches, by what they record."""
+        where, arguments = _where(selection)
+        with self._sqlite_errors():
+            (count,) = self._db.execute(f"SELECT count(*) FROM cases{where}", arguments).fetchone()
+        return count
+
+    def selected_rows(
+        self, selection: CaseSelection, limit: int, offset: int
+    ) -> list[CaseRow | MalformedRow]:
+        """The case rows ``selection`` matches, in case id order, ``limit`` of them after the
+        first ``offset``: the primary key's index gives the order, so a page reads its own rows
+        (and, filtered, the rows it skips), never the traces."""
+        where, arguments = _where(selection)
+        with self._sqlite_errors():
+            rows = self._db.execute(
+                f"SELECT rowid, * FROM cases{where} ORDER BY case_id LIMIT ? OFFSET ?",
+                (*arguments, limit, offset),
+            ).fetchall()
+        return [_case_row(rowid, rest) for rowid, *rest in rows]
+
+    def searched_rows(
+        self, selection: CaseSelection, limit: int, offset: int
+    ) -> tuple[int, list[CaseRow | MalformedRow]]:
+        """How many case rows ``selection`` matches, and ``limit`` of them after the first
+        ``offset`` in case id order, from one pass over the table: a text search cannot use an
+        index, so counting and paging in SQL would pass over it twice. Only the matches' ids
+        are kept, ordered as SQL orders them, then the page's rows are read."""
+        where, arguments = _where(selection)
+        with self._sqlite_errors():
+            found = self._db.execute(f"SELECT case_id, rowid FROM cases{where}", arguments)
+            keys = sorted(found.fetchall(), key=lambda pair: _sql_order(pair[0]))
+            page = [rowid for _, rowid in keys[offset : offset + limit]]
+            rows = self._db.execute(
+                f"SELECT rowid, * FROM cases WHERE rowid IN ({', '.join('?' * len(page))})"
+                " ORDER BY case_id",
+                page,
+            ).fetchall()
+        return len(keys), [_case_row(rowid, rest) for rowid, *rest in rows]
+
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Read inside one transaction: every query within sees the same committed state."""
+        with self._sqlite_errors():
+            self._db.execute("BEGIN")
+        try:
+            yield
+        finally:
+            with self._sqlite_errors():
+                self._db.execute("COMMIT")
+
     _BODY_QUERY = (
         "SELECT trace_id, typeof(body), length(body),"
         " CASE WHEN typeof(body) = 'blob' AND length(body) <= ? THEN body END FROM traces"
@@ -587,6 +650,67 @@ class TraceStore:
             failure = TraceFailure(TraceFailureCode.NOT_A_TRACE, "store", stored.refused or "")
             return TraceVerification(None, (failure,))
         return verify_stored_trace(trace_id, stored.body)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CaseSelection:
+    """Which case rows a list shows, by what they record: an outcome and a reason exactly as
+    stored, and text that the question or the case id holds, ignoring case (``str.casefold``;
+    empty: any)."""
+
+    outcome: str | None = None
+    reason: str | None = None
+    text: str = ""
+
+    def __post_init__(self) -> None:
+        for name in ("outcome", "reason"):
+            if getattr(self, name) is not None and type(getattr(self, name)) is not str:
+                raise TypeError(f"{name} is neither text nor None")
+        if type(self.text) is not str:
+            raise TypeError("text is not text")
+
+
+# SQLite's own lower() folds ASCII only; the list's search folds as Python does.
+_CONTAINS_FOLDED = "practice_loop_contains_folded"
+
+
+def _contains_folded(needle: object, question: object, case_id: object) -> bool:
+    """Whether the question or the case id holds ``needle`` (already folded): one call per
+    row, not one per column."""
+    if type(needle) is not str:
+        return False
+    # Spelled out, not ``any(...)`` over a generator: this runs once per row of the table.
+    return (type(question) is str and needle in question.casefold()) or (
+        type(case_id) is str and needle in case_id.casefold()
+    )
+
+
+def _sql_order(value: object) -> tuple[int, object]:
+    """SQLite's order of values under its BINARY collation: NULL, numbers, text (UTF-8 byte
+    order, which is code point order), then BLOBs."""
+    if value is None:
+        return (0, 0)
+    if type(value) is int or type(value) is float:
+        return (1, value)
+    if type(value) is str:
+        return (2, value)
+    return (3, bytes(value))  # type: ignore[arg-type]
+
+
+def _where(selection: CaseSelection) -> tuple[str, tuple[object, ...]]:
+    clauses: list[str] = []
+    arguments: list[object] = []
+    if selection.outcome is not None:
+        clauses.append("outcome = ?")
+        arguments.append(selection.outcome)
+    if selection.reason is not None:
+        clauses.append("reason = ?")
+        arguments.append(selection.reason)
+    if selection.text:
+        needle = selection.text.casefold()
+        clauses.append(f"{_CONTAINS_FOLDED}(?, question, case_id)")
+        arguments.append(needle)
+    return (" WHERE " + " AND ".join(clauses) if clauses else ""), tuple(arguments)
 
 
 def _case_row(rowid: int, columns: list[object] | tuple[object, ...]) -> CaseRow | MalformedRow:

@@ -98,32 +98,50 @@ def _differing_fields(stored: CaseRow, expected: CaseRow) -> str:
 def check_case(row: CaseRow | MalformedRow, stored: StoredBody | None) -> list[Finding]:
     """Every failure of one case row and the trace it names (``stored``, or ``None`` when the
     store does not hold it); an empty list means the case verified in full."""
+    return check_case_reading(row, stored)[0]
+
+
+@trust_scope()
+def check_case_reading(
+    row: CaseRow | MalformedRow, stored: StoredBody | None
+) -> tuple[list[Finding], SealedPracticeTrace | None]:
+    """``check_case``, and, when the case verified in full and names a trace, that trace: the
+    re-run's, whose canonical bytes the check has just found equal to the stored bytes (what
+    Workbench's list shows of an answer: its unit and how it was reached)."""
     if type(row) is MalformedRow:
-        return [Finding(f"case {row.key}", CaseProblem.ROW_MALFORMED.value, "case", row.detail)]
+        finding = Finding(f"case {row.key}", CaseProblem.ROW_MALFORMED.value, "case", row.detail)
+        return [finding], None
     assert type(row) is CaseRow
     subject = f"case {row.case_id}"
     expected, trace = run_case(row.case_id, row.source, row.question, row.gold)
     if row.trace_id is None:
         if expected == row:
-            return []
+            return [], None
         detail = _differing_fields(row, expected)
-        return [Finding(subject, CaseProblem.ROW_DIVERGED.value, "case", detail)]
+        return [Finding(subject, CaseProblem.ROW_DIVERGED.value, "case", detail)], None
     if stored is None:
-        return [Finding(subject, CaseProblem.TRACE_MISSING.value, "case", row.trace_id)]
+        return [Finding(subject, CaseProblem.TRACE_MISSING.value, "case", row.trace_id)], None
     if stored.body is None:
         detail = stored.refused or ""
-        return [
-            Finding(f"trace {row.trace_id}", CaseProblem.BODY_UNREADABLE.value, "store", detail)
-        ]
+        finding = Finding(
+            f"trace {row.trace_id}", CaseProblem.BODY_UNREADABLE.value, "store", detail
+        )
+        return [finding], None
     if (
         expected == row
         and trace is not None
         and sealed_trace_bytes(trace) == stored.body
         and verify_sealed_trace(trace).valid
     ):
-        return []
+        return [], trace
+    return _cause(row, subject, expected, stored.body), None
+
+
+def _cause(row: CaseRow, subject: str, expected: CaseRow, body: bytes) -> list[Finding]:
+    """Why a case whose row or stored bytes differ from the re-run's fails."""
+    assert row.trace_id is not None
     # Something differs: name the cause, the stored trace's own first.
-    read = trace_on_its_own(row.trace_id, stored.body)
+    read = trace_on_its_own(row.trace_id, body)
     if type(read) is TraceVerification:
         return [_trace_finding(f"trace {row.trace_id}", failure) for failure in read.failures]
     if expected.trace_id != row.trace_id:
@@ -219,7 +237,15 @@ def check_trace(store: TraceStore, trace_id: str) -> SealedPracticeTrace | list[
     stored = store.stored_body(trace_id)
     if stored is None:
         return [Finding(f"trace {trace_id}", "not_a_trace", "$", "no such trace")]
-    rows = store.case_rows_of_trace(trace_id)
+    return check_stored_trace(stored, store.case_rows_of_trace(trace_id))
+
+
+def check_stored_trace(
+    stored: StoredBody, rows: list[CaseRow | MalformedRow]
+) -> SealedPracticeTrace | list[Finding]:
+    """``check_trace`` on a trace and its case rows already read (Workbench keys its cache by
+    the very bytes and rows it checks)."""
+    trace_id = stored.trace_id
     if not rows:
         return check_orphan(stored)
     found = [finding for row in rows for finding in check_case(row, stored)]

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import html
 import unicodedata
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from http import HTTPStatus
 from urllib.parse import urlencode
@@ -34,7 +33,7 @@ from ..kernel import (
 from ..product.store import CaseRow
 from ..product.verdict import StageState, Verdict, VerdictOutcome, verdict_of
 from ..product.verification import Finding
-from .model import ListedCase, ListQuery, Outcome
+from .model import GoldCheck, ListedCase, ListQuery, ListView, RecordedOutcome
 
 HTML = "text/html; charset=utf-8"
 CSS = "text/css; charset=utf-8"
@@ -158,17 +157,13 @@ def _list_url(query: ListQuery, **changes: object) -> str:
     return "/?" + urlencode(kept) if kept else "/"
 
 
-def list_page(
-    *,
-    store_name: str,
-    total: int,
-    counts: dict[Outcome, int],
-    reasons: Counter[tuple[Outcome, str | None]],
-    query: ListQuery,
-    shown: list[ListedCase],
-    page_size: int,
-) -> str:
-    def filter_link(outcome: Outcome | None, count: int) -> str:
+def list_page(*, store_name: str, view: ListView) -> str:
+    """The list: what the whole store's case rows record (counted in SQL, labelled as such)
+    above one page of rows, each checked in full, with its verified outcome, answer, gold and
+    reason, or its failure."""
+    query, counts = view.query, view.counts
+
+    def filter_link(outcome: RecordedOutcome | None, count: int) -> str:
         label = OUTCOME_LABELS[outcome.value] if outcome else "all"
         current = query.outcome is outcome and query.reason is None
         url = _list_url(query, outcome=outcome.value if outcome else None, reason=None, page=None)
@@ -178,13 +173,17 @@ def list_page(
             f'{_e(label)} <span class="count">{count}</span></a>'
         )
 
-    outcome_links = [filter_link(None, total)] + [
-        filter_link(outcome, count) for outcome, count in counts.items()
+    outcome_links = [filter_link(None, counts.total)] + [
+        filter_link(outcome, count) for outcome, count in counts.outcomes
     ]
+    if counts.unrecognized:
+        outcome_links.append(
+            f'<span class="filter unrecognized" data-outcome="unrecognized" '
+            f'data-count="{counts.unrecognized}">not an outcome '
+            f'<span class="count">{counts.unrecognized}</span></span>'
+        )
     reason_rows = []
-    for (outcome, reason), count in sorted(
-        reasons.items(), key=lambda item: (item[0][0].value, -item[1], item[0][1] or "")
-    ):
+    for outcome, reason, count in counts.reasons:
         url = _list_url(query, outcome=outcome.value, reason=reason, page=None)
         current = " current" if query.outcome is outcome and query.reason == reason else ""
         reason_rows.append(
@@ -192,6 +191,20 @@ def list_page(
             f'data-reason="{_e(reason)}" data-count="{count}"><span class="count">{count}</span> '
             f'{_e(OUTCOME_LABELS[outcome.value])}: <span class="code">{_e(reason)}</span></a></li>'
         )
+    recorded = (
+        '<section class="recorded" id="recorded"><h2>What the case rows record '
+        '<span class="note">counted over the whole store; not verified</span></h2>'
+        f'<nav class="filters" aria-label="recorded outcome">{"".join(outcome_links)}</nav>'
+        '<details class="reasons" open><summary>by reason</summary>'
+        f"<ul>{''.join(reason_rows)}</ul></details></section>"
+    )
+    checking = (
+        '<p class="checking" id="checking">Each row below was checked in full for this page '
+        "(the check of <code>practice-loop verify</code>): its outcome, answer and reason are "
+        "verified, and a row that fails is shown as failed, with none of its answer. The "
+        "counts above, and the filters, go by what the rows record; rows not on this page are "
+        "not checked here, and <code>practice-loop verify</code> checks the whole store.</p>"
+    )
     hidden = "".join(
         f'<input type="hidden" name="{name}" value="{_e(value)}">'
         for name, value in (
@@ -206,34 +219,59 @@ def list_page(
         'placeholder="search case text or id" aria-label="search case text">'
         f"{hidden}<button>Search</button></form>"
     )
-    pages = max(1, -(-len(shown) // page_size))
-    first = (query.page - 1) * page_size
-    page_rows = shown[first : first + page_size]
-    rows = [_list_row(case) for case in page_rows]
+    shown = view.shown
+    failed = view.failed
     summary = (
-        f'<p class="showing" data-matching="{len(shown)}">{len(shown)} of {total} cases match'
-        + (f"; showing {first + 1}–{first + len(page_rows)}" if page_rows else "")
+        f'<p class="showing" data-matching="{view.matching}" data-shown="{len(shown)}" '
+        f'data-failed="{failed}">{view.matching} of {counts.total} case rows match'
+        + (f"; showing {view.first + 1}–{view.first + len(shown)}" if shown else "")
+        + (
+            f'; <span class="failed">{failed} of them failed verification</span>'
+            if failed
+            else ("; each verified" if shown else "")
+        )
         + "</p>"
     )
     navigation = []
     if query.page > 1:
+        navigation.append(f'<a rel="first" href="{_e(_list_url(query, page=None))}">first</a>')
         navigation.append(
             f'<a rel="prev" href="{_e(_list_url(query, page=query.page - 1))}">previous</a>'
         )
-    if query.page < pages:
+    if query.page < view.pages:
         navigation.append(
             f'<a rel="next" href="{_e(_list_url(query, page=query.page + 1))}">next</a>'
         )
+        navigation.append(f'<a rel="last" href="{_e(_list_url(query, page=view.pages))}">last</a>')
+    headers = ("case", "question", "outcome (verified)", "answer", "gold", "reason", "trace")
     body = (
         f'<h1>Traces <span class="note">in {_e(store_name)}</span></h1>'
-        f'<nav class="filters" aria-label="outcome">{"".join(outcome_links)}</nav>'
-        '<details class="reasons" open><summary>by reason</summary>'
-        f"<ul>{''.join(reason_rows)}</ul></details>"
-        f"{search}{summary}"
-        + _table(("case", "question", "outcome", "reason", "trace"), rows, "cases")
-        + (f'<nav class="pages">{" ".join(navigation)} page {query.page} of {pages}</nav>')
+        f"{recorded}{search}{checking}{summary}"
+        + _cases_table(headers, shown)
+        + (
+            f'<nav class="pages" data-page="{query.page}" data-pages="{view.pages}">'
+            f"{' '.join(navigation)} page {query.page} of {view.pages}</nav>"
+        )
     )
     return _page("Workbench: traces", body)
+
+
+def _cases_table(headers: Sequence[str], shown: Sequence[ListedCase]) -> str:
+    head = "".join(f"<th>{_e(h)}</th>" for h in headers)
+    rows = "".join(
+        f'<tr data-standing="{case.standing.outcome.value}">'
+        + "".join(f"<td>{cell}</td>" for cell in _list_row(case))
+        + "</tr>"
+        for case in shown
+    )
+    return f'<table class="cases"><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>'
+
+
+_GOLD_WORDS = {
+    GoldCheck.MATCHES: "matches the answer",
+    GoldCheck.WRONG: "wrong: the answer differs",
+    GoldCheck.UNJUDGED: "not judged: no integer gold",
+}
 
 
 def _list_row(case: ListedCase) -> list[str]:
@@ -241,15 +279,41 @@ def _list_row(case: ListedCase) -> list[str]:
     outcome = standing.outcome.value
     if case.trace_id is None:
         trace = '<span class="none">none: refused before any trace</span>'
+        if case.recorded is None:
+            trace = '<span class="none">none: the row is not readable</span>'
     elif outcome == "trace_missing":
         trace = ident(case.trace_id)
     else:
         trace = f'<a href="/trace/{_e(case.trace_id)}">{ident(case.trace_id)}</a>'
+    shown_outcome = f'<span class="outcome o-{outcome}">{_e(OUTCOME_LABELS[outcome])}</span>'
+    verified = outcome in ("answered_direct", "answered_practice", "refused")
+    if not verified and case.recorded is not None:
+        claimed = OUTCOME_LABELS.get(case.recorded, case.recorded)
+        shown_outcome += f' <span class="claimed">(the row records: {visible(claimed)})</span>'
+    if standing.answer is not None:
+        answer = f'<span class="answer">{visible(standing.answer)}</span>'
+    elif verified:
+        answer = '<span class="none">none: refused</span>'
+    else:
+        answer = '<span class="none">not shown: not verified</span>'
+    if case.recorded is None:
+        gold = ""
+    else:
+        gold = visible(case.gold) if case.gold is not None else '<span class="none">none</span>'
+        if case.gold_check is not None:
+            check = case.gold_check.value
+            gold += f' <span class="gold-check g-{check}">{_e(_GOLD_WORDS[case.gold_check])}</span>'
     return [
-        f'<span class="case-id">{_e(case.case_id)}</span>',
-        f'<span class="question-text">{_e(case.question)}</span>',
-        f'<span class="outcome o-{outcome}">{_e(OUTCOME_LABELS[outcome])}</span>',
-        f'<span class="code">{_e(standing.reason)}</span>' if standing.reason else "",
+        f'<span class="case-id">{visible(case.case_id)}</span>',
+        f'<span class="question-text">{visible(case.question)}</span>'
+        if case.question is not None
+        else '<span class="none">not readable</span>',
+        shown_outcome,
+        answer,
+        gold,
+        f'<span class="how">{visible(standing.reason)}</span>'
+        if standing.answer is not None
+        else f'<span class="code">{_e(standing.reason)}</span>',
         trace,
     ]
 
@@ -1021,7 +1085,21 @@ form.search { display: flex; gap: .4em; margin: .6em 0; }
 form.search input { flex: 1; padding: .3em .5em; font: inherit; }
 .outcome.o-answered_direct, .outcome.o-answered_practice { color: var(--ok); font-weight: 600; }
 .outcome.o-failed_verification, .outcome.o-trace_missing { color: var(--bad); font-weight: 700; }
-table.cases td:nth-child(2) { min-width: 24em; }
+section.recorded { border: 1px dashed var(--line); border-radius: 6px; padding: .4em .8em;
+  margin: .5em 0; background: #f6f7fa; }
+section.recorded h2 { font-size: 1em; margin: .2em 0; }
+span.filter.unrecognized { border: 1px dashed var(--bad); border-radius: 999px;
+  padding: .2em .8em; color: var(--bad); }
+p.checking { color: var(--muted); font-size: .92em; margin: .3em 0; }
+tr[data-standing="failed_verification"], tr[data-standing="trace_missing"] { background: #fdf0ef; }
+span.claimed { color: var(--muted); font-size: .9em; font-weight: normal; }
+span.answer { font-weight: 600; color: var(--ok); white-space: nowrap; }
+.gold-check { font-size: .85em; padding: 0 .3em; border-radius: 3px; white-space: nowrap; }
+.g-matches { background: #e3f4e8; color: var(--ok); }
+.g-wrong { background: #fde7e5; color: var(--bad); font-weight: 700; }
+.g-unjudged { background: #eef1f6; color: var(--muted); }
+span.how { font-size: .92em; }
+table.cases td:nth-child(2) { min-width: 16em; } table.cases td:nth-child(6) { min-width: 12em; }
 meter { width: 10em; }
 p.answer strong { font-size: 1.2em; color: var(--ok); }
 nav.pages { margin: .6em 0; color: var(--muted); } nav.pages a { margin-right: .6em; }

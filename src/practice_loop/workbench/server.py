@@ -6,10 +6,12 @@ of the store's cases and one page per trace. It observes the loop and never adva
 
 - GET only; every other method is answered 405 and nothing is ever written;
 - the store is opened read-only by SQLite itself (``ReadOnlyTraceStore``), per request;
+- a list page reads only what it shows: the counts of what the case rows record, and the rows
+  a filter selects, come from SQL, and only the page's own rows and their traces are read;
 - every case and trace passes the same full check as ``verify`` before it is shown
   (``verification``: the case re-run from its question must give the stored row and bytes,
-  prose included); one that fails is shown as failed with its typed reasons, never with its
-  content (``model``);
+  prose included), cached by the SHA-256 of the bytes and rows checked; one that fails is
+  shown as failed with its typed reasons, never with its content (``model``);
 - a stage the trace does not hold is shown as missing, never filled in, and no stage is re-run;
 - every response carries a Content-Security-Policy that allows no script at all, and every
   piece of case text is escaped (``pages``).
@@ -21,31 +23,27 @@ import argparse
 import re
 import sqlite3
 import sys
-from collections import Counter
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..product.progress import Progress
 from ..product.store import DEFAULT_STORE, ReadOnlyTraceStore, StoreError
-from ..product.verification import check_trace
 from . import pages
 from .model import (
     BadQuery,
-    ListedCase,
-    ListQuery,
-    Outcome,
     Refusal,
     StandingCache,
-    list_cases,
+    TraceCache,
+    list_view,
     parse_list_query,
 )
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
-PAGE_SIZE = 100
+# Rows on one list page: each is checked in full (1 to 3 ms) when first shown.
+PAGE_SIZE = 50
 # Issue 9: a trace id in a URL is exactly 64 lowercase hex digits, or the answer is 404.
 _TRACE_PATH = re.compile(r"/trace/([0-9a-f]{64})")
 ALLOWED_METHODS = "GET"
@@ -58,15 +56,27 @@ CONTENT_SECURITY_POLICY = (
 
 
 class WorkbenchServer(ThreadingHTTPServer):
-    """The HTTP server: the store's path and the standing cache shared by every request."""
+    """The HTTP server: the store's path, the page size and the caches of the full check
+    shared by every request."""
 
     daemon_threads = True
 
-    def __init__(self, store_path: Path, address: tuple[str, int], *, quiet: bool = False):
+    def __init__(
+        self,
+        store_path: Path,
+        address: tuple[str, int],
+        *,
+        quiet: bool = False,
+        page_size: int = PAGE_SIZE,
+    ):
+        if type(page_size) is not int or page_size < 1:
+            raise ValueError("page_size must be a positive int")
         # Fail at start, not on the first request, when the path is not a readable store.
         ReadOnlyTraceStore(store_path).close()
         self.store_path = store_path
+        self.page_size = page_size
         self.cache = StandingCache()
+        self.traces = TraceCache()
         self.quiet = quiet
         super().__init__(address, WorkbenchHandler)
 
@@ -74,6 +84,10 @@ class WorkbenchServer(ThreadingHTTPServer):
     def url(self) -> str:
         host, port = self.server_address[:2]
         return f"http://{host}:{port}/"
+
+
+# A refused list query is a 400, except one too long to echo.
+_QUERY_STATUS = {Refusal.QUERY_TOO_LONG: HTTPStatus.REQUEST_URI_TOO_LONG}
 
 
 def _refused(status: HTTPStatus, refusal: Refusal, message: str) -> tuple[HTTPStatus, str, str]:
@@ -130,10 +144,12 @@ class WorkbenchHandler(BaseHTTPRequestHandler):
             try:
                 query = parse_list_query(parts.query)
             except BadQuery as error:
-                return _refused(HTTPStatus.BAD_REQUEST, error.refusal, str(error))
+                status = _QUERY_STATUS.get(error.refusal, HTTPStatus.BAD_REQUEST)
+                return _refused(status, error.refusal, str(error))
             with ReadOnlyTraceStore(self.server.store_path) as store:
-                listed = list_cases(store, self.server.cache)
-            return HTTPStatus.OK, self._list_page(listed, query), pages.HTML
+                view = list_view(store, self.server.cache, query, self.server.page_size)
+            page = pages.list_page(store_name=self.server.store_path.name, view=view)
+            return HTTPStatus.OK, page, pages.HTML
         if parts.path == pages.STYLESHEET_PATH:
             return HTTPStatus.OK, pages.STYLESHEET, pages.CSS
         match = _TRACE_PATH.fullmatch(parts.path)
@@ -141,32 +157,12 @@ class WorkbenchHandler(BaseHTTPRequestHandler):
             return _refused(HTTPStatus.NOT_FOUND, Refusal.NO_SUCH_PAGE, "No such page.")
         trace_id = match.group(1)
         with ReadOnlyTraceStore(self.server.store_path) as store:
-            if store.stored_body(trace_id) is None:  # one indexed lookup, not every id
-                message = "No trace with this id in the store."
-                return _refused(HTTPStatus.NOT_FOUND, Refusal.NO_SUCH_TRACE, message)
-            read = check_trace(store, trace_id)
-            rows = store.cases_of_trace(trace_id)
+            found = self.server.traces.read(store, trace_id)  # one indexed lookup, not every id
+        if found is None:
+            message = "No trace with this id in the store."
+            return _refused(HTTPStatus.NOT_FOUND, Refusal.NO_SUCH_TRACE, message)
+        read, rows = found
         return HTTPStatus.OK, pages.trace_page(trace_id, read, rows), pages.HTML
-
-    def _list_page(self, listed: list[ListedCase], query: ListQuery) -> str:
-        # Every outcome, in the enum's order, zero counts included.
-        counts = dict.fromkeys(Outcome, 0)
-        counts.update(Counter(case.standing.outcome for case in listed))
-        reasons = Counter(
-            (case.standing.outcome, case.standing.reason)
-            for case in listed
-            if case.standing.reason is not None
-        )
-        shown = [case for case in listed if query.matches(case)]
-        return pages.list_page(
-            store_name=self.server.store_path.name,
-            total=len(listed),
-            counts=counts,
-            reasons=reasons,
-            query=query,
-            shown=shown,
-            page_size=PAGE_SIZE,
-        )
 
     def _send(
         self,
@@ -200,15 +196,14 @@ class WorkbenchHandler(BaseHTTPRequestHandler):
 
 
 def serve(store_path: Path, host: str, port: int, *, quiet: bool = False) -> int:
+    """Serve until Ctrl-C. Start-up reads nothing but the store's schema: each case is
+    checked when a page first shows it (issue 20), so a store of any size opens at once;
+    ``practice-loop verify`` checks them all. ``quiet`` leaves out the log of requests."""
     try:
-        server = WorkbenchServer(store_path, (host, port))
+        server = WorkbenchServer(store_path, (host, port), quiet=quiet)
     except OSError as error:  # the port is taken, or the address is not this machine's
         print(f"practice-loop: cannot listen on {host}:{port}: {error}", file=sys.stderr)
         return 2
-    progress = Progress("checking the stored cases", quiet=quiet)
-    with ReadOnlyTraceStore(store_path) as store:
-        list_cases(store, server.cache, progress)
-    progress.finish()
     print(
         f"Workbench on {server.url} (store {store_path}, read-only); Ctrl-C stops it",
         flush=True,
@@ -237,7 +232,8 @@ def add_subcommand(commands: Any) -> None:
         "workbench",
         help="serve a read-only web display of the stored traces",
         description="Serve the stored cases and their sealed traces as web pages on this "
-        "machine, after the same full check as verify; nothing is ever written. Exit status: "
+        "machine, each case and trace after the same full check as verify when a page shows "
+        "it; nothing is ever written. Exit status: "
         "0 stopped with Ctrl-C; 2 a usage error (no such store, a store that cannot be "
         "read, or an address it cannot listen on).",
     )
@@ -256,5 +252,5 @@ def add_subcommand(commands: Any) -> None:
         default=DEFAULT_PORT,
         help=f"port, 0 to 65535 (default {DEFAULT_PORT}; 0: any free)",
     )
-    workbench.add_argument("--quiet", action="store_true", help="no progress line at start-up")
+    workbench.add_argument("--quiet", action="store_true", help="no log line per request")
     workbench.set_defaults(handler=_workbench)
