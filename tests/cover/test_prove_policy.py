@@ -633,3 +633,179 @@ def test_the_command_proves_the_gate_example(tmp_path, capsys):
     invalid = EXAMPLES / "invalid-gate-runnable-ineligible.json"
     assert cli.main(["prove-policy", str(invalid), *arguments]) == 1
     assert "broken   runnable_assessment_blocked" in capsys.readouterr().out
+
+
+# --------------------------------------------------------------------------------------------
+# candidate_operators files (issue 21; ADR-0231 §6, §10, §11).
+
+from practice_loop.harness import prove_operators  # noqa: E402
+from practice_loop.harness.policy_file import (  # noqa: E402
+    OPERATORS_IN_FORCE,
+    OperatorTable,
+    kernel_operator_set,
+)
+from practice_loop.kernel import CANDIDATE_OPERATOR_SET  # noqa: E402
+
+
+def _operator_document() -> dict:
+    row = OPERATORS_IN_FORCE.operators[0]
+    written: dict[str, Any] = {}
+    for field in dataclasses.fields(row):
+        value = getattr(row, field.name)
+        if field.name == "budget_charge":
+            value = {"candidates": value[0], "steps": value[1]}
+        elif field.name in ("schema_versions", "policy_versions"):
+            value = dict(value)
+        elif isinstance(value, tuple):
+            value = list(value)
+        written[field.name] = value
+    return {
+        "format": POLICY_FILE_FORMAT,
+        "policy": "candidate_operators",
+        "version": "candidate_operators.v2",
+        "operators": [written],
+    }
+
+
+def _operator_changed(key: str, value: object) -> bytes:
+    document = _operator_document()
+    if key.startswith("operators[0]."):
+        target, name = document["operators"][0], key.removeprefix("operators[0].")
+        if "." in name:
+            parent, name = name.split(".")
+            target = target[parent]
+    else:
+        target, name = document, key
+    if value is None:
+        del target[name]
+    else:
+        target[name] = value
+    return _bytes(document)
+
+
+def _two_rows() -> bytes:
+    document = _operator_document()
+    document["operators"].append(document["operators"][0])
+    return _bytes(document)
+
+
+OPERATOR_REFUSALS = [
+    ("unknown top key", _operator_changed("rows", []), PolicyFileReason.UNKNOWN_KEY, "rows"),
+    ("version shape", _operator_changed("version", "operators.v2"),
+     PolicyFileReason.VERSION_MALFORMED, "version"),
+    ("operators not a list", _operator_changed("operators", {}), PolicyFileReason.WRONG_TYPE,
+     "operators"),
+    ("no operator", _operator_changed("operators", []), PolicyFileReason.MISSING_ROW,
+     "operators"),
+    ("duplicate operator", _two_rows(), PolicyFileReason.DUPLICATE_ROW, "operators[1]"),
+    ("unknown row key", _operator_changed("operators[0].priority", 1),
+     PolicyFileReason.UNKNOWN_KEY, "operators[0].priority"),
+    ("missing depth", _operator_changed("operators[0].depth", None),
+     PolicyFileReason.MISSING_KEY, "operators[0].depth"),
+    ("malformed kind", _operator_changed("operators[0].allowed_residual_kinds", ["Missing Role"]),
+     PolicyFileReason.CODE_MALFORMED, "operators[0].allowed_residual_kinds[0]"),
+    ("kinds not a list", _operator_changed("operators[0].allowed_residual_codes", "direction"),
+     PolicyFileReason.WRONG_TYPE, "operators[0].allowed_residual_codes"),
+    ("malformed version", _operator_changed("operators[0].operator_version", "v one"),
+     PolicyFileReason.VERSION_MALFORMED, "operators[0].operator_version"),
+    ("pins not an object", _operator_changed("operators[0].policy_versions", []),
+     PolicyFileReason.WRONG_TYPE, "operators[0].policy_versions"),
+    ("malformed pin", _operator_changed("operators[0].policy_versions.search_gate", "gate 1"),
+     PolicyFileReason.VERSION_MALFORMED, "operators[0].policy_versions.search_gate"),
+    ("negative depth", _operator_changed("operators[0].depth", -1),
+     PolicyFileReason.NEGATIVE_LIMIT, "operators[0].depth"),
+    ("formula charge", _operator_changed("operators[0].budget_charge.steps", "1 + failures"),
+     PolicyFileReason.WRONG_TYPE, "operators[0].budget_charge.steps"),
+    ("charge key", _operator_changed("operators[0].budget_charge.refund", 1),
+     PolicyFileReason.UNKNOWN_KEY, "operators[0].budget_charge.refund"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason", "where"),
+    [case[1:] for case in OPERATOR_REFUSALS],
+    ids=[case[0] for case in OPERATOR_REFUSALS],
+)
+def test_a_malformed_operator_file_is_refused_with_its_reason_and_key(raw, reason, where):
+    """Issue 21: a candidate_operators file is refused with one typed reason and the key path
+    (ADR-0231 §10's rows, every static constraint stated)."""
+    with pytest.raises(PolicyFileError) as caught:
+        parse_policy_file(raw, "test")
+    assert (caught.value.reason, caught.value.where) == (reason, where)
+
+
+def test_an_operator_file_reads_back_the_kernel_set():
+    """Issue 21: candidate_operators.v1 written as a file is the kernel's manifest, and its
+    operator_set_id."""
+    document = _operator_document()
+    document["version"] = "candidate_operators.v1"
+    table = parse_policy_file(_bytes(document), "test")
+    assert isinstance(table, OperatorTable)
+    assert kernel_operator_set(table) == CANDIDATE_OPERATOR_SET
+
+
+def _operator_results(table: OperatorTable) -> dict[str, Any]:
+    from practice_loop.harness.prove_policy import run_invariants
+
+    built = kernel_operator_set(table)
+    invariants = prove_operators.OPERATOR_INVARIANTS
+    return {r.name: r for r in run_invariants(invariants, table, built, FEW)}
+
+
+def test_the_registered_operator_set_keeps_every_invariant():
+    """Issue 21: candidate_operators.v1 keeps every invariant of its kind."""
+    results = _operator_results(OPERATORS_IN_FORCE)
+    assert {name: r.status for name, r in results.items()} == {
+        invariant.name: InvariantStatus.HELD for invariant in prove_operators.OPERATOR_INVARIANTS
+    }
+
+
+def _operators_with(version: str = "candidate_operators.v2", **changes: Any) -> OperatorTable:
+    row = dataclasses.replace(OPERATORS_IN_FORCE.operators[0], **changes)
+    return OperatorTable(version, (row,), "test")
+
+
+OPERATOR_BREAKS = [
+    ("closed_table", _operators_with(operator_name="fallback_candidate")),
+    ("one_attempt_per_run", _operators_with(max_attempts_per_run=2)),
+    ("fixed_charge_fits_every_budget", _operators_with(budget_charge=(1, 11))),
+    ("serial_only", _operators_with(max_parallelism=2)),
+    ("authorised_kinds_codes_organs", _operators_with(allowed_residual_codes=("any_code",))),
+    ("changed_table_changes_id", _operators_with("candidate_operators.v1", depth=2)),
+    ("kernel_accepts_table", _operators_with(allowed_candidate_organs=())),
+    (
+        "pinned_versions_exist",
+        _operators_with(
+            policy_versions=(
+                ("candidate_operator", "candidate_operator.v1"),
+                ("compute_budget", "compute_budget.v1"),
+                ("geometric_search_run", "geometric_search_run.v2"),
+                ("search_gate", "search_gate.v9"),
+            )
+        ),
+    ),
+    ("admits_within_grant", _operators_with(max_attempts_per_run=3)),
+]
+
+
+@pytest.mark.parametrize(("name", "table"), OPERATOR_BREAKS, ids=[b[0] for b in OPERATOR_BREAKS])
+def test_each_operator_invariant_fails_on_a_candidate_that_breaks_it(name, table):
+    """Issue 21 done-when: each operator-set invariant (ADR-0231 §6, §10, §11) names its
+    breach."""
+    result = _operator_results(table)[name]
+    assert result.status is InvariantStatus.BROKEN and result.violations
+    assert result.clause.startswith(("ADR-", "docs/adr/"))
+
+
+def test_operator_differences_are_listed_field_by_field():
+    """Issue 21: the version and every changed field of every operator row."""
+    changed = _operators_with(depth=2)
+    shown = [
+        (d.gate, d.in_force, d.candidate)
+        for d in prove_operators.operator_table_differences(changed)
+    ]
+    assert shown == [
+        ("operator_set_version", "candidate_operators.v1", "candidate_operators.v2"),
+        ("missing_role_candidate (missing_role_candidate.v1) depth", "1", "2"),
+    ]
+    assert prove_operators.operator_table_differences(OPERATORS_IN_FORCE) == []

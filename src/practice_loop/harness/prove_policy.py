@@ -33,6 +33,7 @@ from ..kernel import (
     SearchGateDecision,
     SearchGateStatus,
     decide_compute_budget,
+    operator_set_id,
 )
 from ..kernel.budget import BUDGET_POLICIES
 from ..kernel.operators import MISSING_ROLE_CANDIDATE_POLICY, attempt_charge_failure
@@ -42,12 +43,16 @@ from .policy_file import (
     BUDGET_POLICY_KIND,
     GATE_IN_FORCE,
     GATE_POLICY_KIND,
+    OPERATORS_IN_FORCE,
+    OPERATORS_POLICY_KIND,
     VERSION_IN_FORCE,
     BudgetTable,
     GateTable,
+    OperatorTable,
     PolicyFileError,
     TableRow,
     kernel_gate_policy,
+    kernel_operator_set,
     kernel_policy,
     load_policy_file,
     required_row_keys,
@@ -579,6 +584,14 @@ def _prove_other_kind(table: Any, examples: int, check_golden_vectors: bool) -> 
         if not isinstance(built, RecordError):
             differences += prove_gate.gate_generated_differences(built, examples)
         policy_id = None if isinstance(built, RecordError) else built.policy_id
+    elif isinstance(table, OperatorTable):
+        from . import prove_operators
+
+        built = kernel_operator_set(table)
+        invariants = prove_operators.OPERATOR_INVARIANTS
+        kind, compared_with = OPERATORS_POLICY_KIND, OPERATORS_IN_FORCE.version
+        differences = prove_operators.operator_table_differences(table)
+        policy_id = None if isinstance(built, RecordError) else operator_set_id(built)
     else:
         raise TypeError(f"not a policy table: {type(table).__name__}")
     results = tuple(run_invariants(invariants, table, built, examples))
