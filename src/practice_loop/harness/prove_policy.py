@@ -675,10 +675,12 @@ def _print_summary(proof: Proof) -> None:
 def add_subcommand(subparsers: Any) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "prove-policy",
-        help="prove a candidate compute_budget table and show how it differs from v1",
-        description="Load a policy file, check every invariant of its table (each naming its "
-        "ADR clause) on the whole table and on generated inputs through the real kernel, "
-        "compare its decisions with v1 (also through CrossHair), and write proof.md and "
+        help="prove a candidate policy file (compute_budget, search_gate or candidate_operators)"
+        " and show how it differs from the version in force",
+        description="Load a policy file of any kind, check every invariant of its kind (each "
+        "naming its ADR clause) on the whole table and on generated inputs through the real "
+        "kernel, compare its decisions with the version in force (budget tables also through "
+        "CrossHair), and write proof.md and "
         "proof.json (docs/proving-policy-versions.md). Exit status: 0 proven; 1 not proven "
         "(each broken invariant is named) or the file is refused with its reason; 2 a usage "
         "error (the file cannot be read, or the test extra is not installed).",
