@@ -389,3 +389,423 @@ def test_the_command_fails_an_invalid_example_and_refuses_a_missing_file(tmp_pat
     out = capsys.readouterr().out
     assert "broken   denied_gate_blocked (ADR-0227 §8, §3)" in out and "NOT PROVEN" in out
     assert cli.main(["prove-policy", str(tmp_path / "absent.json"), *arguments]) == 2
+
+
+# --------------------------------------------------------------------------------------------
+# search_gate files (issue 21): the loader, each invariant broken once, the command.
+
+from practice_loop.harness import prove_gate  # noqa: E402
+from practice_loop.harness.policy_file import (  # noqa: E402
+    GATE_IN_FORCE,
+    GateTable,
+    gate_table_of,
+    kernel_gate_policy,
+    parse_policy_file,
+)
+from practice_loop.kernel import SEARCH_GATE_V1, GateReason, ResidualKind  # noqa: E402
+from practice_loop.kernel import gate as gate_module  # noqa: E402
+
+
+def _gate_document(table: GateTable = GATE_IN_FORCE, version: str = "search_gate.v2") -> dict:
+    return {
+        "format": POLICY_FILE_FORMAT,
+        "policy": "search_gate",
+        "version": version,
+        "reason_statuses": [
+            {"reason_code": reason.value, "status": status.value}
+            for reason, status in table.statuses
+        ],
+        "eligible_reasons": [
+            {"residual_kind": kind.value, "reason_code": reason.value}
+            for kind, reason in table.eligible
+        ],
+    }
+
+
+def _gate_changed(path: str, value: object) -> bytes:
+    """The v2 gate document with ``table[i].key`` (or a top key) set to ``value``;
+    ``value`` None deletes the key."""
+    document = _gate_document()
+    if "[" in path:
+        table, rest = path.split("[", 1)
+        index, key = rest.split("].")
+        target = document[table][int(index)]
+    else:
+        target, key = document, path
+    if value is None:
+        del target[key]
+    else:
+        target[key] = value
+    return _bytes(document)
+
+
+def _gate_rows_edited(table: str, edit: Any) -> bytes:
+    document = _gate_document()
+    document[table] = edit(document[table])
+    return _bytes(document)
+
+
+GATE_REFUSALS = [
+    ("unknown top key", _gate_changed("rows", []), PolicyFileReason.UNKNOWN_KEY, "rows"),
+    ("no eligible table", _gate_changed("eligible_reasons", None), PolicyFileReason.MISSING_KEY,
+     "eligible_reasons"),
+    ("version shape", _gate_changed("version", "compute_budget.v2"),
+     PolicyFileReason.VERSION_MALFORMED, "version"),
+    ("format", _gate_changed("format", "v0"), PolicyFileReason.FORMAT_UNSUPPORTED, "format"),
+    ("unknown kind", _gate_changed("policy", "search_gates"),
+     PolicyFileReason.POLICY_KIND_UNSUPPORTED, "policy"),
+    ("statuses not a list", _gate_changed("reason_statuses", {}), PolicyFileReason.WRONG_TYPE,
+     "reason_statuses"),
+    ("unknown reason", _gate_changed("reason_statuses[2].reason_code", "gate_maybe"),
+     PolicyFileReason.UNKNOWN_GATE_REASON, "reason_statuses[2].reason_code"),
+    ("unknown status", _gate_changed("reason_statuses[2].status", "PERHAPS"),
+     PolicyFileReason.UNKNOWN_GATE_STATUS, "reason_statuses[2].status"),
+    ("status not text", _gate_changed("reason_statuses[2].status", 3),
+     PolicyFileReason.WRONG_TYPE, "reason_statuses[2].status"),
+    ("a rule written as a formula", _gate_changed("reason_statuses[4].when", "runnable"),
+     PolicyFileReason.UNKNOWN_KEY, "reason_statuses[4].when"),
+    ("missing status", _gate_changed("reason_statuses[4].status", None),
+     PolicyFileReason.MISSING_KEY, "reason_statuses[4].status"),
+    ("duplicate reason", _gate_rows_edited("reason_statuses", lambda rows: [*rows, rows[4]]),
+     PolicyFileReason.DUPLICATE_ROW, "reason_statuses[13]"),
+    ("missing reason", _gate_rows_edited("reason_statuses", lambda rows: rows[:-1]),
+     PolicyFileReason.MISSING_ROW, "reason_statuses"),
+    ("unknown residual kind", _gate_changed("eligible_reasons[0].residual_kind", "missing_unit"),
+     PolicyFileReason.UNKNOWN_RESIDUAL_KIND, "eligible_reasons[0].residual_kind"),
+    ("unknown eligible reason", _gate_changed("eligible_reasons[1].reason_code", "eligible_all"),
+     PolicyFileReason.UNKNOWN_GATE_REASON, "eligible_reasons[1].reason_code"),
+    ("duplicate kind", _gate_rows_edited("eligible_reasons", lambda rows: [*rows, rows[0]]),
+     PolicyFileReason.DUPLICATE_ROW, "eligible_reasons[4]"),
+    ("missing kind", _gate_rows_edited("eligible_reasons", lambda rows: rows[1:]),
+     PolicyFileReason.MISSING_ROW, "eligible_reasons"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason", "where"),
+    [case[1:] for case in GATE_REFUSALS],
+    ids=[case[0] for case in GATE_REFUSALS],
+)
+def test_a_malformed_gate_file_is_refused_with_its_reason_and_key(raw, reason, where):
+    """Issue 21: a search_gate file is refused with one typed reason and the key path, as a
+    budget file is (docs/adr/0002's two tables, every reason and searchable kind stated)."""
+    with pytest.raises(PolicyFileError) as caught:
+        parse_policy_file(raw, "test")
+    assert (caught.value.reason, caught.value.where) == (reason, where)
+
+
+def test_a_gate_file_reads_back_the_kernel_policy_in_any_row_order():
+    """Issue 21: the file's rows map to SearchGatePolicy in rule order, whatever order they
+    are written in; v1 restated is v1's value, and a table of the kernel's value round-trips."""
+    document = _gate_document(version="search_gate.v1")
+    document["reason_statuses"].reverse()
+    table = parse_policy_file(_bytes(document), "test")
+    assert isinstance(table, GateTable)
+    assert (table.statuses, table.eligible) == (GATE_IN_FORCE.statuses, GATE_IN_FORCE.eligible)
+    assert kernel_gate_policy(table) == SEARCH_GATE_V1
+    assert gate_table_of(SEARCH_GATE_V1).statuses == GATE_IN_FORCE.statuses
+
+
+def test_search_gate_v1_keeps_every_gate_invariant():
+    """Issue 21: the registered gate policy keeps every invariant of its kind."""
+    from practice_loop.harness.prove_policy import run_invariants
+
+    for version, policy in gate_module.GATE_POLICIES.items():
+        results = run_invariants(prove_gate.GATE_INVARIANTS, gate_table_of(policy), policy, FEW)
+        assert [(r.name, r.status) for r in results] == [
+            (invariant.name, InvariantStatus.HELD) for invariant in prove_gate.GATE_INVARIANTS
+        ], version
+
+
+def _gate_with(
+    version: str = "search_gate.v2",
+    statuses: dict[GateReason, SearchGateStatus] | None = None,
+    eligible: dict[ResidualKind, GateReason] | None = None,
+) -> GateTable:
+    changed = {**dict(GATE_IN_FORCE.statuses), **(statuses or {})}
+    kinds = {**dict(GATE_IN_FORCE.eligible), **(eligible or {})}
+    return GateTable(
+        version,
+        tuple((reason, changed[reason]) for reason in GateReason),
+        tuple((kind, kinds[kind]) for kind in ResidualKind if kind in kinds),
+        "test",
+    )
+
+
+G = SearchGateStatus
+# Each table invariant of the gate, and a candidate that breaks it.
+GATE_BREAKS = [
+    ("unclassified_never_searchable",
+     _gate_with(eligible={ResidualKind.UNCLASSIFIED: GateReason.ELIGIBLE_MISSING_ROLE})),
+    ("runnable_assessment_blocked",
+     _gate_with(statuses={GateReason.ASSESSMENT_RUNNABLE: G.INELIGIBLE})),
+    ("malformed_context_unassessable",
+     _gate_with(statuses={GateReason.ASSESSMENT_MALFORMED: G.BLOCKED})),
+    ("kind_maps_to_its_eligible_reason",
+     _gate_with(eligible={ResidualKind.TARGET_UNBOUND: GateReason.ELIGIBLE_MISSING_ROLE})),
+    ("eligible_exactly_by_code",
+     _gate_with(statuses={GateReason.MULTIPLE_RESIDUALS: G.ELIGIBLE})),
+    ("changed_table_new_version",
+     _gate_with("search_gate.v1", {GateReason.MULTIPLE_RESIDUALS: G.BLOCKED})),
+    ("kernel_accepts_policy",
+     _gate_with(statuses={GateReason.ELIGIBLE_TARGET_UNBOUND: G.BLOCKED})),
+    ("decisions_follow_table",
+     _gate_with("search_gate.v1", {GateReason.MULTIPLE_RESIDUALS: G.BLOCKED})),
+]  # fmt: skip
+
+
+def _gate_results(table: GateTable) -> dict[str, Any]:
+    from practice_loop.harness.prove_policy import run_invariants
+
+    built = kernel_gate_policy(table)
+    return {r.name: r for r in run_invariants(prove_gate.GATE_INVARIANTS, table, built, FEW)}
+
+
+@pytest.mark.parametrize(("name", "table"), GATE_BREAKS, ids=[b[0] for b in GATE_BREAKS])
+def test_each_gate_invariant_fails_on_a_candidate_that_breaks_it(name, table):
+    """Issue 21 done-when: each gate invariant (ADR-0226 §7B, §8) names its breach."""
+    result = _gate_results(table)[name]
+    assert result.status is InvariantStatus.BROKEN and result.violations
+    assert result.clause.startswith(("ADR-", "docs/adr/"))
+
+
+def test_the_gate_property_invariants_fail_against_a_kernel_with_the_rule_broken(monkeypatch):
+    """A candidate the kernel accepts cannot break the property invariants (the kernel
+    enforces them), so each is shown to fail against a kernel whose rule is broken: the gate
+    allowing a missing relation under the missing role's reason, and a policy_id that ignores
+    the table."""
+    table = _gate_with(statuses={GateReason.RESIDUAL_WITHOUT_EVIDENCE: G.INELIGIBLE})
+    assert all(r.status is InvariantStatus.HELD for r in _gate_results(table).values())
+    rules = gate_module.gate_reason_under
+
+    def widened(policy, assessment_ok, residuals_ok, runnable, projected, residuals):
+        reason = rules(policy, assessment_ok, residuals_ok, runnable, projected, residuals)
+        if reason is GateReason.ELIGIBLE_MISSING_RELATION:
+            return GateReason.ELIGIBLE_MISSING_ROLE  # a missing relation sent to the role operator
+        return reason
+
+    monkeypatch.setattr(gate_module, "gate_reason_under", widened)
+    broken = _gate_results(table)
+    assert broken["eligibility_never_widens"].status is InvariantStatus.BROKEN
+    assert broken["decisions_follow_table"].status is InvariantStatus.BROKEN
+    monkeypatch.undo()
+    v1_id = SEARCH_GATE_V1.policy_id
+    monkeypatch.setattr(gate_module.SearchGatePolicy, "policy_id", property(lambda _: v1_id))
+    assert _gate_results(table)["identities_follow_version"].status is InvariantStatus.BROKEN
+
+
+def test_the_kernel_registry_is_restored_after_a_gate_proof():
+    """ADR-0009's concern: proving a candidate never leaves it honoured by the kernel."""
+    before = gate_module.GATE_POLICIES
+    candidate = kernel_gate_policy(_gate_with(statuses={GateReason.MULTIPLE_RESIDUALS: G.BLOCKED}))
+    assert not isinstance(candidate, Exception)
+    with pytest.raises(RuntimeError), prove_gate.candidate_registered(candidate):
+        assert gate_module.GATE_POLICIES[candidate.version] == candidate
+        raise RuntimeError("a crash midway")
+    assert gate_module.GATE_POLICIES is before and candidate.version not in before
+
+
+def test_gate_differences_are_listed_row_by_row_and_on_generated_contexts():
+    """Issue 21: a gate candidate's differences from search_gate.v1, by table and by the
+    kernel's decisions (with the budget they lead to) on generated contexts."""
+    table = _gate_with(statuses={GateReason.RESIDUAL_WITHOUT_EVIDENCE: G.INELIGIBLE})
+    (row,) = prove_gate.gate_table_differences(table)
+    assert (row.gate, row.in_force, row.candidate) == (
+        "gate_blocked_residual_without_evidence",
+        "BLOCKED",
+        "INELIGIBLE",
+    )
+    policy = kernel_gate_policy(table)
+    assert not isinstance(policy, Exception)
+    (decided,) = prove_gate.gate_generated_differences(policy, FEW)
+    assert "budget budget_blocked_gate_blocked" in decided.in_force
+    assert "budget budget_blocked_gate_ineligible" in decided.candidate
+    assert prove_gate.gate_table_differences(GATE_IN_FORCE) == []
+
+
+def test_the_command_proves_the_gate_example(tmp_path, capsys):
+    """Issue 21: prove-policy accepts a search_gate file instead of refusing its kind."""
+    arguments = ["--out", str(tmp_path), "--examples", str(FEW), "--crosshair-seconds", "0"]
+    assert cli.main(["prove-policy", str(EXAMPLES / "search_gate.v2.json"), *arguments]) == 0
+    report = json.loads((tmp_path / "proof.json").read_text("utf-8"))
+    assert (report["policy"], report["compared_with"]) == ("search_gate", "search_gate.v1")
+    assert "## Differences from search_gate.v1" in (tmp_path / "proof.md").read_text("utf-8")
+    invalid = EXAMPLES / "invalid-gate-runnable-ineligible.json"
+    assert cli.main(["prove-policy", str(invalid), *arguments]) == 1
+    assert "broken   runnable_assessment_blocked" in capsys.readouterr().out
+
+
+# --------------------------------------------------------------------------------------------
+# candidate_operators files (issue 21; ADR-0231 §6, §10, §11).
+
+from practice_loop.harness import prove_operators  # noqa: E402
+from practice_loop.harness.policy_file import (  # noqa: E402
+    OPERATORS_IN_FORCE,
+    OperatorTable,
+    kernel_operator_set,
+)
+from practice_loop.kernel import CANDIDATE_OPERATOR_SET  # noqa: E402
+
+
+def _operator_document() -> dict:
+    row = OPERATORS_IN_FORCE.operators[0]
+    written: dict[str, Any] = {}
+    for field in dataclasses.fields(row):
+        value = getattr(row, field.name)
+        if field.name == "budget_charge":
+            value = {"candidates": value[0], "steps": value[1]}
+        elif field.name in ("schema_versions", "policy_versions"):
+            value = dict(value)
+        elif isinstance(value, tuple):
+            value = list(value)
+        written[field.name] = value
+    return {
+        "format": POLICY_FILE_FORMAT,
+        "policy": "candidate_operators",
+        "version": "candidate_operators.v2",
+        "operators": [written],
+    }
+
+
+def _operator_changed(key: str, value: object) -> bytes:
+    document = _operator_document()
+    if key.startswith("operators[0]."):
+        target, name = document["operators"][0], key.removeprefix("operators[0].")
+        if "." in name:
+            parent, name = name.split(".")
+            target = target[parent]
+    else:
+        target, name = document, key
+    if value is None:
+        del target[name]
+    else:
+        target[name] = value
+    return _bytes(document)
+
+
+def _two_rows() -> bytes:
+    document = _operator_document()
+    document["operators"].append(document["operators"][0])
+    return _bytes(document)
+
+
+OPERATOR_REFUSALS = [
+    ("unknown top key", _operator_changed("rows", []), PolicyFileReason.UNKNOWN_KEY, "rows"),
+    ("version shape", _operator_changed("version", "operators.v2"),
+     PolicyFileReason.VERSION_MALFORMED, "version"),
+    ("operators not a list", _operator_changed("operators", {}), PolicyFileReason.WRONG_TYPE,
+     "operators"),
+    ("no operator", _operator_changed("operators", []), PolicyFileReason.MISSING_ROW,
+     "operators"),
+    ("duplicate operator", _two_rows(), PolicyFileReason.DUPLICATE_ROW, "operators[1]"),
+    ("unknown row key", _operator_changed("operators[0].priority", 1),
+     PolicyFileReason.UNKNOWN_KEY, "operators[0].priority"),
+    ("missing depth", _operator_changed("operators[0].depth", None),
+     PolicyFileReason.MISSING_KEY, "operators[0].depth"),
+    ("malformed kind", _operator_changed("operators[0].allowed_residual_kinds", ["Missing Role"]),
+     PolicyFileReason.CODE_MALFORMED, "operators[0].allowed_residual_kinds[0]"),
+    ("kinds not a list", _operator_changed("operators[0].allowed_residual_codes", "direction"),
+     PolicyFileReason.WRONG_TYPE, "operators[0].allowed_residual_codes"),
+    ("malformed version", _operator_changed("operators[0].operator_version", "v one"),
+     PolicyFileReason.VERSION_MALFORMED, "operators[0].operator_version"),
+    ("pins not an object", _operator_changed("operators[0].policy_versions", []),
+     PolicyFileReason.WRONG_TYPE, "operators[0].policy_versions"),
+    ("malformed pin", _operator_changed("operators[0].policy_versions.search_gate", "gate 1"),
+     PolicyFileReason.VERSION_MALFORMED, "operators[0].policy_versions.search_gate"),
+    ("negative depth", _operator_changed("operators[0].depth", -1),
+     PolicyFileReason.NEGATIVE_LIMIT, "operators[0].depth"),
+    ("formula charge", _operator_changed("operators[0].budget_charge.steps", "1 + failures"),
+     PolicyFileReason.WRONG_TYPE, "operators[0].budget_charge.steps"),
+    ("charge key", _operator_changed("operators[0].budget_charge.refund", 1),
+     PolicyFileReason.UNKNOWN_KEY, "operators[0].budget_charge.refund"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason", "where"),
+    [case[1:] for case in OPERATOR_REFUSALS],
+    ids=[case[0] for case in OPERATOR_REFUSALS],
+)
+def test_a_malformed_operator_file_is_refused_with_its_reason_and_key(raw, reason, where):
+    """Issue 21: a candidate_operators file is refused with one typed reason and the key path
+    (ADR-0231 §10's rows, every static constraint stated)."""
+    with pytest.raises(PolicyFileError) as caught:
+        parse_policy_file(raw, "test")
+    assert (caught.value.reason, caught.value.where) == (reason, where)
+
+
+def test_an_operator_file_reads_back_the_kernel_set():
+    """Issue 21: candidate_operators.v1 written as a file is the kernel's manifest, and its
+    operator_set_id."""
+    document = _operator_document()
+    document["version"] = "candidate_operators.v1"
+    table = parse_policy_file(_bytes(document), "test")
+    assert isinstance(table, OperatorTable)
+    assert kernel_operator_set(table) == CANDIDATE_OPERATOR_SET
+
+
+def _operator_results(table: OperatorTable) -> dict[str, Any]:
+    from practice_loop.harness.prove_policy import run_invariants
+
+    built = kernel_operator_set(table)
+    invariants = prove_operators.OPERATOR_INVARIANTS
+    return {r.name: r for r in run_invariants(invariants, table, built, FEW)}
+
+
+def test_the_registered_operator_set_keeps_every_invariant():
+    """Issue 21: candidate_operators.v1 keeps every invariant of its kind."""
+    results = _operator_results(OPERATORS_IN_FORCE)
+    assert {name: r.status for name, r in results.items()} == {
+        invariant.name: InvariantStatus.HELD for invariant in prove_operators.OPERATOR_INVARIANTS
+    }
+
+
+def _operators_with(version: str = "candidate_operators.v2", **changes: Any) -> OperatorTable:
+    row = dataclasses.replace(OPERATORS_IN_FORCE.operators[0], **changes)
+    return OperatorTable(version, (row,), "test")
+
+
+OPERATOR_BREAKS = [
+    ("closed_table", _operators_with(operator_name="fallback_candidate")),
+    ("one_attempt_per_run", _operators_with(max_attempts_per_run=2)),
+    ("fixed_charge_fits_every_budget", _operators_with(budget_charge=(1, 11))),
+    ("serial_only", _operators_with(max_parallelism=2)),
+    ("authorised_kinds_codes_organs", _operators_with(allowed_residual_codes=("any_code",))),
+    ("changed_table_changes_id", _operators_with("candidate_operators.v1", depth=2)),
+    ("kernel_accepts_table", _operators_with(allowed_candidate_organs=())),
+    (
+        "pinned_versions_exist",
+        _operators_with(
+            policy_versions=(
+                ("candidate_operator", "candidate_operator.v1"),
+                ("compute_budget", "compute_budget.v1"),
+                ("geometric_search_run", "geometric_search_run.v2"),
+                ("search_gate", "search_gate.v9"),
+            )
+        ),
+    ),
+    ("admits_within_grant", _operators_with(max_attempts_per_run=3)),
+]
+
+
+@pytest.mark.parametrize(("name", "table"), OPERATOR_BREAKS, ids=[b[0] for b in OPERATOR_BREAKS])
+def test_each_operator_invariant_fails_on_a_candidate_that_breaks_it(name, table):
+    """Issue 21 done-when: each operator-set invariant (ADR-0231 §6, §10, §11) names its
+    breach."""
+    result = _operator_results(table)[name]
+    assert result.status is InvariantStatus.BROKEN and result.violations
+    assert result.clause.startswith(("ADR-", "docs/adr/"))
+
+
+def test_operator_differences_are_listed_field_by_field():
+    """Issue 21: the version and every changed field of every operator row."""
+    changed = _operators_with(depth=2)
+    shown = [
+        (d.gate, d.in_force, d.candidate)
+        for d in prove_operators.operator_table_differences(changed)
+    ]
+    assert shown == [
+        ("operator_set_version", "candidate_operators.v1", "candidate_operators.v2"),
+        ("missing_role_candidate (missing_role_candidate.v1) depth", "1", "2"),
+    ]
+    assert prove_operators.operator_table_differences(OPERATORS_IN_FORCE) == []

@@ -1,10 +1,17 @@
-"""Candidate policy files: a budget table written as data, loaded with strict validation.
+"""Candidate policy files: a versioned policy written as data, loaded with strict validation.
 
-A policy file is JSON (``docs/proving-policy-versions.md``): the whole ADR-0227 §8 table of
-one ``compute_budget`` version, row for row, including the rows the kernel fixes (a denied
-gate and an unknown eligible reason), so that a candidate states every decision it would
-make and ``practice-loop prove-policy`` can hold each one to its invariant. Loading checks
-the shape only; whether the table keeps the ADRs' invariants is the prover's question.
+A policy file is JSON (``docs/proving-policy-versions.md``), one format for three kinds:
+
+- ``compute_budget``: the whole ADR-0227 §8 table of one version, row for row, including the
+  rows the kernel fixes (a denied gate and an unknown eligible reason), so that a candidate
+  states every decision it would make;
+- ``search_gate``: the status of every gate reason and the eligible reason of every
+  residual kind (docs/adr/0002), the two tables of a ``SearchGatePolicy``;
+- ``candidate_operators``: the closed operator-set table of ADR-0231 §10, every operator row
+  with every static constraint an ``OperatorManifestRow`` holds.
+
+``practice-loop prove-policy`` holds each one to its invariants. Loading checks the shape
+only; whether the policy keeps the ADRs' invariants is the prover's question.
 
 Every refusal is one ``PolicyFileError`` with a reason from ``PolicyFileReason`` and the key
 path (``rows[2].max_parallelism``) or, for a JSON syntax error, the line and column.
@@ -20,13 +27,22 @@ from pathlib import Path
 from typing import TypeVar
 
 from ..kernel import (
+    CANDIDATE_OPERATOR_SET,
     COMPUTE_BUDGET_V1,
+    SEARCH_GATE_V1,
+    BudgetCharge,
     BudgetLimits,
     BudgetPolicyRow,
     ComputeBudgetPolicy,
     ComputeBudgetStatus,
+    EligibleReasonRow,
     GateReason,
+    GateReasonStatus,
+    OperatorManifestRow,
+    OperatorSetManifest,
     RecordError,
+    ResidualKind,
+    SearchGatePolicy,
     SearchGateStatus,
 )
 from ..kernel.budget import LIMIT_FIELDS, budget_verdict
@@ -73,6 +89,9 @@ class PolicyFileReason(enum.Enum):
     LIMIT_OUT_OF_RANGE = "limit_out_of_range"
     DUPLICATE_ROW = "duplicate_row"
     MISSING_ROW = "missing_row"
+    # search_gate and candidate_operators files (issue 21)
+    UNKNOWN_RESIDUAL_KIND = "unknown_residual_kind"
+    CODE_MALFORMED = "code_malformed"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -233,6 +252,11 @@ def _row(value: object, where: str) -> TableRow:
 
 def parse_budget_table(raw: bytes, source: str) -> BudgetTable:
     """The table in ``raw``, or ``PolicyFileError`` naming the first problem."""
+    return _budget_table(_decode(raw), source)
+
+
+def _decode(raw: bytes) -> object:
+    """The JSON document in ``raw``: at most ``MAX_POLICY_FILE_BYTES``, UTF-8, no key twice."""
     if len(raw) > MAX_POLICY_FILE_BYTES:
         raise _refuse(PolicyFileReason.TOO_LARGE, "$", f"over {MAX_POLICY_FILE_BYTES} bytes")
     try:
@@ -247,6 +271,10 @@ def parse_budget_table(raw: bytes, source: str) -> BudgetTable:
         ) from None
     except RecursionError:
         raise _refuse(PolicyFileReason.NOT_JSON, "$", "nested too deeply") from None
+    return document
+
+
+def _budget_table(document: object, source: str) -> BudgetTable:
     top = _keys(document, "$", _TOP_KEYS, _OPTIONAL_TOP_KEYS)
     if top["format"] != POLICY_FILE_FORMAT:
         raise _refuse(
@@ -256,7 +284,8 @@ def parse_budget_table(raw: bytes, source: str) -> BudgetTable:
         raise _refuse(
             PolicyFileReason.POLICY_KIND_UNSUPPORTED,
             "policy",
-            f"{top['policy']!r}: only {BUDGET_POLICY_KIND!r} tables are loaded from files",
+            f"{top['policy']!r}: expected {BUDGET_POLICY_KIND!r} (or, read with"
+            " parse_policy_file, 'search_gate' or 'candidate_operators')",
         )
     policy_version = _text(top["version"], "version")
     if version(policy_version) is not None or not _VERSION_SHAPE.fullmatch(policy_version):
@@ -328,3 +357,404 @@ def kernel_policy(table: BudgetTable) -> ComputeBudgetPolicy | RecordError:
 
 
 VERSION_IN_FORCE = table_of(COMPUTE_BUDGET_V1)
+
+
+# --------------------------------------------------------------------------------------------
+# search_gate files (issue 21): the two tables of a SearchGatePolicy (docs/adr/0002).
+
+GATE_POLICY_KIND = "search_gate"
+_GATE_TOP_KEYS = ("format", "policy", "version", "reason_statuses", "eligible_reasons")
+_GATE_STATUS_KEYS = ("reason_code", "status")
+_GATE_KIND_KEYS = ("residual_kind", "reason_code")
+_GATE_VERSION_SHAPE = re.compile(r"search_gate\.v[1-9][0-9]*")
+# The kinds whose eligible reason every gate file states; ``unclassified`` may be written,
+# and the prover then names the invariant it breaks (ADR-0226 §7B).
+SEARCHABLE_KINDS = tuple(kind for kind in ResidualKind if kind is not ResidualKind.UNCLASSIFIED)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class GateTable:
+    """A whole ``search_gate`` policy as written: each reason's status, in rule order, and
+    each residual kind the file maps, with its reason, in ``ResidualKind`` order."""
+
+    version: str
+    statuses: tuple[tuple[GateReason, SearchGateStatus], ...]
+    eligible: tuple[tuple[ResidualKind, GateReason], ...]
+    source: str
+
+    def status_of(self, reason: GateReason) -> SearchGateStatus:
+        return dict(self.statuses)[reason]
+
+    def reason_of(self, kind: ResidualKind) -> GateReason | None:
+        return dict(self.eligible).get(kind)
+
+
+def _rows_of(top: dict[str, object], key: str) -> list[object]:
+    if type(top[key]) is not list:
+        raise _refuse(PolicyFileReason.WRONG_TYPE, key, "expected a JSON array")
+    return top[key]  # type: ignore[return-value]
+
+
+def _head(
+    document: object, kind: str, keys: tuple[str, ...], shape: re.Pattern[str]
+) -> tuple[dict[str, object], str]:
+    """The top object of a ``kind`` file and its version (the shared part of every kind)."""
+    top = _keys(document, "$", keys, _OPTIONAL_TOP_KEYS)
+    if top["format"] != POLICY_FILE_FORMAT:
+        raise _refuse(
+            PolicyFileReason.FORMAT_UNSUPPORTED, "format", f"expected {POLICY_FILE_FORMAT!r}"
+        )
+    if top["policy"] != kind:
+        raise _refuse(PolicyFileReason.POLICY_KIND_UNSUPPORTED, "policy", f"expected {kind!r}")
+    policy_version = _text(top["version"], "version")
+    if version(policy_version) is not None or not shape.fullmatch(policy_version):
+        raise _refuse(
+            PolicyFileReason.VERSION_MALFORMED,
+            "version",
+            f"{policy_version!r}: expected {kind}.vN",
+        )
+    return top, policy_version
+
+
+def _gate_table(document: object, source: str) -> GateTable:
+    top, policy_version = _head(document, GATE_POLICY_KIND, _GATE_TOP_KEYS, _GATE_VERSION_SHAPE)
+    statuses: dict[GateReason, SearchGateStatus] = {}
+    seen: dict[object, int] = {}
+    for index, value in enumerate(_rows_of(top, "reason_statuses")):
+        where = f"reason_statuses[{index}]"
+        fields = _keys(value, where, _GATE_STATUS_KEYS, _OPTIONAL_ROW_KEYS)
+        reason = _member(
+            GateReason,
+            fields["reason_code"],
+            f"{where}.reason_code",
+            PolicyFileReason.UNKNOWN_GATE_REASON,
+        )
+        status = _member(
+            SearchGateStatus,
+            fields["status"],
+            f"{where}.status",
+            PolicyFileReason.UNKNOWN_GATE_STATUS,
+        )
+        if reason in seen:
+            raise _refuse(
+                PolicyFileReason.DUPLICATE_ROW,
+                where,
+                f"{reason.value} already stated at reason_statuses[{seen[reason]}]",
+            )
+        seen[reason] = index
+        statuses[reason] = status
+    for reason in GateReason:
+        if reason not in statuses:
+            raise _refuse(
+                PolicyFileReason.MISSING_ROW,
+                "reason_statuses",
+                f"no status for {reason.value}: every reason of docs/adr/0002 is stated",
+            )
+    eligible: dict[ResidualKind, GateReason] = {}
+    for index, value in enumerate(_rows_of(top, "eligible_reasons")):
+        where = f"eligible_reasons[{index}]"
+        fields = _keys(value, where, _GATE_KIND_KEYS, _OPTIONAL_ROW_KEYS)
+        kind = _member(
+            ResidualKind,
+            fields["residual_kind"],
+            f"{where}.residual_kind",
+            PolicyFileReason.UNKNOWN_RESIDUAL_KIND,
+        )
+        reason = _member(
+            GateReason,
+            fields["reason_code"],
+            f"{where}.reason_code",
+            PolicyFileReason.UNKNOWN_GATE_REASON,
+        )
+        if kind in seen:
+            raise _refuse(
+                PolicyFileReason.DUPLICATE_ROW,
+                where,
+                f"{kind.value} already stated at eligible_reasons[{seen[kind]}]",
+            )
+        seen[kind] = index
+        eligible[kind] = reason
+    for kind in SEARCHABLE_KINDS:
+        if kind not in eligible:
+            raise _refuse(
+                PolicyFileReason.MISSING_ROW,
+                "eligible_reasons",
+                f"no eligible reason for {kind.value}: every searchable kind is stated",
+            )
+    return GateTable(
+        policy_version,
+        tuple((reason, statuses[reason]) for reason in GateReason),
+        tuple((kind, eligible[kind]) for kind in ResidualKind if kind in eligible),
+        source,
+    )
+
+
+def parse_gate_table(raw: bytes, source: str) -> GateTable:
+    """The ``search_gate`` policy in ``raw``, or ``PolicyFileError`` naming the first problem."""
+    return _gate_table(_decode(raw), source)
+
+
+def gate_table_of(policy: SearchGatePolicy, source: str = "kernel") -> GateTable:
+    """A kernel gate policy as a table."""
+    return GateTable(
+        policy.version,
+        tuple((row.reason, row.status) for row in policy.reason_statuses),
+        tuple((row.kind, row.reason) for row in policy.eligible_reasons),
+        source,
+    )
+
+
+def kernel_gate_policy(table: GateTable) -> SearchGatePolicy | RecordError:
+    """The kernel value of a gate table, or the ``RecordError`` the kernel refuses it with."""
+    try:
+        return SearchGatePolicy(
+            table.version,
+            tuple(GateReasonStatus(reason, status) for reason, status in table.statuses),
+            tuple(EligibleReasonRow(kind, reason) for kind, reason in table.eligible),
+        )
+    except RecordError as error:
+        return error
+
+
+GATE_IN_FORCE = gate_table_of(SEARCH_GATE_V1)
+
+
+# --------------------------------------------------------------------------------------------
+# candidate_operators files (issue 21): the closed operator-set table of ADR-0231 §10.
+
+OPERATORS_POLICY_KIND = "candidate_operators"
+_OPERATORS_TOP_KEYS = ("format", "policy", "version", "operators")
+_OPERATORS_VERSION_SHAPE = re.compile(r"candidate_operators\.v[1-9][0-9]*")
+_CODE_LIST_FIELDS = (
+    "allowed_residual_kinds",
+    "allowed_residual_codes",
+    "allowed_candidate_organs",
+    "input_obligations",
+    "ordering_key",
+    "forbidden_side_effects",
+    "replay_obligations",
+)
+_COUNT_FIELDS = ("max_attempts_per_run", "depth", "max_parallelism")
+_OPERATOR_ROW_KEYS = (
+    "operator_name",
+    "operator_version",
+    *_CODE_LIST_FIELDS,
+    *_COUNT_FIELDS,
+    "budget_charge",
+    "schema_versions",
+    "policy_versions",
+    "output_candidate_shape",
+)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class OperatorRow:
+    """One operator row as written: every static constraint of ADR-0231 §10 (and ADR-0228
+    §8's declarations), in ``OperatorManifestRow`` field order."""
+
+    operator_name: str
+    operator_version: str
+    allowed_residual_kinds: tuple[str, ...]
+    allowed_residual_codes: tuple[str, ...]
+    allowed_candidate_organs: tuple[str, ...]
+    max_attempts_per_run: int
+    budget_charge: tuple[int, int]  # (candidates, steps)
+    depth: int
+    max_parallelism: int
+    schema_versions: tuple[tuple[str, str], ...]  # names ascending
+    policy_versions: tuple[tuple[str, str], ...]  # names ascending
+    input_obligations: tuple[str, ...]
+    output_candidate_shape: str
+    ordering_key: tuple[str, ...]
+    forbidden_side_effects: tuple[str, ...]
+    replay_obligations: tuple[str, ...]
+
+    def describe(self) -> str:
+        return f"{self.operator_name} ({self.operator_version})"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class OperatorTable:
+    """A whole ``candidate_operators`` table: the version and its operator rows, in order."""
+
+    version: str
+    operators: tuple[OperatorRow, ...]
+    source: str
+
+
+def _code_text(value: object, where: str) -> str:
+    text = _text(value, where)
+    if code(text) is not None:
+        raise _refuse(
+            PolicyFileReason.CODE_MALFORMED, where, f"{text!r} is not a lowercase snake-case code"
+        )
+    return text
+
+
+def _version_text(value: object, where: str) -> str:
+    text = _text(value, where)
+    if version(text) is not None:
+        raise _refuse(PolicyFileReason.VERSION_MALFORMED, where, f"{text!r} is not a version")
+    return text
+
+
+def _codes(value: object, where: str) -> tuple[str, ...]:
+    if type(value) is not list:
+        raise _refuse(PolicyFileReason.WRONG_TYPE, where, "expected a JSON array of codes")
+    return tuple(_code_text(item, f"{where}[{index}]") for index, item in enumerate(value))
+
+
+def _pins(value: object, where: str) -> tuple[tuple[str, str], ...]:
+    """``{name: version}``, read as pairs with the names ascending (an object has no order)."""
+    if type(value) is not dict:
+        raise _refuse(PolicyFileReason.WRONG_TYPE, where, "expected a JSON object name: version")
+    pairs = [
+        (_code_text(name, f"{where}.{name}"), _version_text(pinned, f"{where}.{name}"))
+        for name, pinned in value.items()
+    ]
+    return tuple(sorted(pairs))
+
+
+def _operator_row(value: object, where: str) -> OperatorRow:
+    fields = _keys(value, where, _OPERATOR_ROW_KEYS, _OPTIONAL_ROW_KEYS)
+    charge = _keys(fields["budget_charge"], f"{where}.budget_charge", ("candidates", "steps"), ())
+    return OperatorRow(
+        operator_name=_code_text(fields["operator_name"], f"{where}.operator_name"),
+        operator_version=_version_text(fields["operator_version"], f"{where}.operator_version"),
+        allowed_residual_kinds=_codes(
+            fields["allowed_residual_kinds"], f"{where}.allowed_residual_kinds"
+        ),
+        allowed_residual_codes=_codes(
+            fields["allowed_residual_codes"], f"{where}.allowed_residual_codes"
+        ),
+        allowed_candidate_organs=_codes(
+            fields["allowed_candidate_organs"], f"{where}.allowed_candidate_organs"
+        ),
+        max_attempts_per_run=_limit(
+            fields["max_attempts_per_run"], f"{where}.max_attempts_per_run"
+        ),
+        budget_charge=(
+            _limit(charge["candidates"], f"{where}.budget_charge.candidates"),
+            _limit(charge["steps"], f"{where}.budget_charge.steps"),
+        ),
+        depth=_limit(fields["depth"], f"{where}.depth"),
+        max_parallelism=_limit(fields["max_parallelism"], f"{where}.max_parallelism"),
+        schema_versions=_pins(fields["schema_versions"], f"{where}.schema_versions"),
+        policy_versions=_pins(fields["policy_versions"], f"{where}.policy_versions"),
+        input_obligations=_codes(fields["input_obligations"], f"{where}.input_obligations"),
+        output_candidate_shape=_code_text(
+            fields["output_candidate_shape"], f"{where}.output_candidate_shape"
+        ),
+        ordering_key=_codes(fields["ordering_key"], f"{where}.ordering_key"),
+        forbidden_side_effects=_codes(
+            fields["forbidden_side_effects"], f"{where}.forbidden_side_effects"
+        ),
+        replay_obligations=_codes(fields["replay_obligations"], f"{where}.replay_obligations"),
+    )
+
+
+def _operator_table(document: object, source: str) -> OperatorTable:
+    top, policy_version = _head(
+        document, OPERATORS_POLICY_KIND, _OPERATORS_TOP_KEYS, _OPERATORS_VERSION_SHAPE
+    )
+    rows: list[OperatorRow] = []
+    seen: dict[tuple[str, str], int] = {}
+    for index, value in enumerate(_rows_of(top, "operators")):
+        row = _operator_row(value, f"operators[{index}]")
+        key = (row.operator_name, row.operator_version)
+        if key in seen:
+            raise _refuse(
+                PolicyFileReason.DUPLICATE_ROW,
+                f"operators[{index}]",
+                f"{row.describe()} already stated at operators[{seen[key]}] (ADR-0231 §10)",
+            )
+        seen[key] = index
+        rows.append(row)
+    if not rows:
+        raise _refuse(
+            PolicyFileReason.MISSING_ROW, "operators", "an operator set names its operators"
+        )
+    return OperatorTable(policy_version, tuple(rows), source)
+
+
+def parse_operator_table(raw: bytes, source: str) -> OperatorTable:
+    """The ``candidate_operators`` table in ``raw``, or ``PolicyFileError``."""
+    return _operator_table(_decode(raw), source)
+
+
+def operator_table_of(manifest: OperatorSetManifest, source: str = "kernel") -> OperatorTable:
+    """A kernel operator set as a table."""
+    return OperatorTable(
+        manifest.operator_set_version,
+        tuple(
+            OperatorRow(
+                **{
+                    **{field.name: getattr(row, field.name) for field in dataclasses.fields(row)},
+                    "budget_charge": (row.budget_charge.candidates, row.budget_charge.steps),
+                }
+            )
+            for row in manifest.operators
+        ),
+        source,
+    )
+
+
+def kernel_operator_set(table: OperatorTable) -> OperatorSetManifest | RecordError:
+    """The kernel value of an operator table, or the ``RecordError`` it is refused with."""
+    try:
+        return OperatorSetManifest(
+            table.version,
+            tuple(
+                OperatorManifestRow(
+                    **{
+                        **{
+                            field.name: getattr(row, field.name)
+                            for field in dataclasses.fields(row)
+                        },
+                        "budget_charge": BudgetCharge(*row.budget_charge),
+                    }
+                )
+                for row in table.operators
+            ),
+        )
+    except RecordError as error:
+        return error
+
+
+OPERATORS_IN_FORCE = operator_table_of(CANDIDATE_OPERATOR_SET)
+
+
+# --------------------------------------------------------------------------------------------
+# Any kind.
+
+PolicyTable = BudgetTable | GateTable | OperatorTable
+POLICY_KINDS = (BUDGET_POLICY_KIND, GATE_POLICY_KIND, OPERATORS_POLICY_KIND)
+
+
+def parse_policy_file(raw: bytes, source: str) -> PolicyTable:
+    """The policy in ``raw``, of the kind its ``policy`` key names, or ``PolicyFileError``
+    (a file naming no kind is read as a budget table, whose loader names what is wrong)."""
+    document = _decode(raw)
+    kind = document.get("policy") if type(document) is dict else None
+    if kind == GATE_POLICY_KIND:
+        return _gate_table(document, source)
+    if kind == OPERATORS_POLICY_KIND:
+        return _operator_table(document, source)
+    if type(document) is dict and "policy" in document and kind != BUDGET_POLICY_KIND:
+        if document.get("format") != POLICY_FILE_FORMAT:
+            raise _refuse(
+                PolicyFileReason.FORMAT_UNSUPPORTED, "format", f"expected {POLICY_FILE_FORMAT!r}"
+            )
+        raise _refuse(
+            PolicyFileReason.POLICY_KIND_UNSUPPORTED,
+            "policy",
+            f"{kind!r}: expected one of {', '.join(POLICY_KINDS)}",
+        )
+    return _budget_table(document, source)
+
+
+def load_policy_file(path: Path) -> PolicyTable:
+    """Read and parse a policy file of any kind; ``OSError`` is the caller's."""
+    with path.open("rb") as handle:
+        raw = handle.read(MAX_POLICY_FILE_BYTES + 1)
+    return parse_policy_file(raw, str(path))

@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import enum
 import json
 import sys
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,54 +33,44 @@ from ..kernel import (
     SearchGateDecision,
     SearchGateStatus,
     decide_compute_budget,
+    operator_set_id,
 )
 from ..kernel.budget import BUDGET_POLICIES
 from ..kernel.operators import MISSING_ROLE_CANDIDATE_POLICY, attempt_charge_failure
 from ..kernel.search_run import admission_failure, admit_within_ceiling
 from .policy_file import (
     ANY_OTHER_REASON,
+    BUDGET_POLICY_KIND,
+    GATE_IN_FORCE,
+    GATE_POLICY_KIND,
+    OPERATORS_IN_FORCE,
+    OPERATORS_POLICY_KIND,
     VERSION_IN_FORCE,
     BudgetTable,
+    GateTable,
+    OperatorTable,
     PolicyFileError,
     TableRow,
+    kernel_gate_policy,
+    kernel_operator_set,
     kernel_policy,
-    load_budget_table,
+    load_policy_file,
     required_row_keys,
     table_of,
+)
+from .policy_invariants import (
+    Difference,
+    Invariant,
+    InvariantResult,
+    InvariantStatus,
+    generated_chains,
+    run_invariants,
 )
 from .report_context import context_line, run_context
 
 DEFAULT_EXAMPLES = 200
 DEFAULT_CROSSHAIR_SECONDS = 10.0
 DEFAULT_OUT = Path("policy-report")
-
-
-class InvariantStatus(enum.Enum):
-    HELD = "held"
-    BROKEN = "broken"
-    NOT_RUN = "not_run"  # the kernel refuses the table, so its decisions cannot be run
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Invariant:
-    name: str
-    clause: str
-    statement: str
-    # The violations found, each one sentence; empty when the invariant holds.
-    check: Callable[[BudgetTable, ComputeBudgetPolicy | None, int], list[str]]
-    needs_kernel_policy: bool = False
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class InvariantResult:
-    name: str
-    clause: str
-    statement: str
-    status: InvariantStatus
-    violations: tuple[str, ...]
-
-    def to_json(self) -> dict[str, Any]:
-        return {**dataclasses.asdict(self), "status": self.status.value}
 
 
 # --------------------------------------------------------------------------------------------
@@ -170,41 +159,8 @@ def _kernel_accepts(table: BudgetTable, _: object, __: int) -> list[str]:
 # Property invariants: the kernel's own functions under the candidate, on generated gates.
 
 
-def _generated_gates(examples: int) -> list[SearchGateDecision]:
-    """Gate decisions drawn deterministically, an equal share for every reason a frame can
-    produce (so that every row the chains can reach is exercised)."""
-    from hypothesis import HealthCheck, given, settings
-
-    from practice_strategies import FRAME_RECIPES, chains
-
-    gates: list[SearchGateDecision] = []
-    share = max(3, examples // len(FRAME_RECIPES))
-    for reason in sorted(FRAME_RECIPES, key=lambda reason: reason.value):
-
-        @settings(
-            max_examples=share,
-            derandomize=True,
-            database=None,
-            deadline=None,
-            # A chain is drawn through every stage of the kernel: slow to generate on a busy
-            # machine, which says nothing about the policy being proved.
-            suppress_health_check=[HealthCheck.too_slow],
-        )
-        @given(chains(reason))
-        def collect(chain: Any) -> None:
-            gates.append(chain.gate)
-
-        collect()
-    return gates
-
-
-_GATES: dict[int, list[SearchGateDecision]] = {}
-
-
 def _gates(examples: int) -> list[SearchGateDecision]:
-    if examples not in _GATES:
-        _GATES[examples] = _generated_gates(examples)
-    return _GATES[examples]
+    return [chain.gate for chain in generated_chains(examples)]
 
 
 def _decide(gate: SearchGateDecision, policy: ComputeBudgetPolicy) -> ComputeBudgetDecision:
@@ -438,37 +394,11 @@ INVARIANTS: tuple[Invariant, ...] = (
 
 
 def check_invariants(table: BudgetTable, examples: int = DEFAULT_EXAMPLES) -> list[InvariantResult]:
-    built = kernel_policy(table)
-    policy = None if isinstance(built, RecordError) else built
-    results = []
-    for invariant in INVARIANTS:
-        if invariant.needs_kernel_policy and policy is None:
-            status, violations = InvariantStatus.NOT_RUN, ("the kernel refuses the table",)
-        else:
-            found = invariant.check(table, policy, examples)
-            status = InvariantStatus.BROKEN if found else InvariantStatus.HELD
-            violations = tuple(found)
-        results.append(
-            InvariantResult(
-                invariant.name, invariant.clause, invariant.statement, status, violations
-            )
-        )
-    return results
+    return run_invariants(INVARIANTS, table, kernel_policy(table), examples)
 
 
 # --------------------------------------------------------------------------------------------
 # Differences from the version in force.
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Difference:
-    found_by: str  # "table", "generated gate" or "crosshair"
-    gate: str
-    in_force: str
-    candidate: str
-
-    def to_json(self) -> dict[str, str]:
-        return dataclasses.asdict(self)
 
 
 def _shown(row: TableRow) -> str:
@@ -559,6 +489,8 @@ class Proof:
     crosshair: str
     vectors_checked: bool
     vectors_moved: tuple[str, ...]
+    kind: str = BUDGET_POLICY_KIND
+    compared_with: str = VERSION_IN_FORCE.version
 
     @property
     def proven(self) -> bool:
@@ -572,7 +504,9 @@ class Proof:
     def to_json(self) -> dict[str, Any]:
         return {
             "source": self.source,
+            "policy": self.kind,
             "version": self.version,
+            "compared_with": self.compared_with,
             "policy_id": self.policy_id,
             "proven": self.proven,
             "refusal": None
@@ -602,11 +536,15 @@ def prove(
     crosshair_seconds: float = DEFAULT_CROSSHAIR_SECONDS,
     check_golden_vectors: bool = True,
 ) -> Proof:
-    """Prove the candidate table in ``source``; ``OSError`` when it cannot be read."""
+    """Prove the candidate policy in ``source`` (any kind); ``OSError`` when it cannot be
+    read."""
     try:
-        table = load_budget_table(source)
+        loaded = load_policy_file(source)
     except PolicyFileError as refusal:
         return Proof(str(source), None, None, refusal, (), (), "not run", False, ())
+    if not isinstance(loaded, BudgetTable):
+        return _prove_other_kind(loaded, examples, check_golden_vectors)
+    table = loaded
     results = tuple(check_invariants(table, examples))
     built = kernel_policy(table)
     policy = None if isinstance(built, RecordError) else built
@@ -633,6 +571,45 @@ def prove(
     )
 
 
+def _prove_other_kind(table: Any, examples: int, check_golden_vectors: bool) -> Proof:
+    """A ``search_gate`` or ``candidate_operators`` file: its kind's invariants and its
+    differences from the version in force, row by row and on generated inputs."""
+    if isinstance(table, GateTable):
+        from . import prove_gate
+
+        built: Any = kernel_gate_policy(table)
+        invariants = prove_gate.GATE_INVARIANTS
+        kind, compared_with = GATE_POLICY_KIND, GATE_IN_FORCE.version
+        differences = prove_gate.gate_table_differences(table)
+        if not isinstance(built, RecordError):
+            differences += prove_gate.gate_generated_differences(built, examples)
+        policy_id = None if isinstance(built, RecordError) else built.policy_id
+    elif isinstance(table, OperatorTable):
+        from . import prove_operators
+
+        built = kernel_operator_set(table)
+        invariants = prove_operators.OPERATOR_INVARIANTS
+        kind, compared_with = OPERATORS_POLICY_KIND, OPERATORS_IN_FORCE.version
+        differences = prove_operators.operator_table_differences(table)
+        policy_id = None if isinstance(built, RecordError) else operator_set_id(built)
+    else:
+        raise TypeError(f"not a policy table: {type(table).__name__}")
+    results = tuple(run_invariants(invariants, table, built, examples))
+    return Proof(
+        table.source,
+        table.version,
+        policy_id,
+        None,
+        results,
+        tuple(differences),
+        "not run: CrossHair compares budget tables only",
+        check_golden_vectors,
+        _vectors_moved() if check_golden_vectors else (),
+        kind,
+        compared_with,
+    )
+
+
 def render_markdown(proof: Proof, context: dict[str, str]) -> str:
     verdict = "PROVEN" if proof.proven else "NOT PROVEN"
     lines = [f"# prove-policy: {proof.source}", "", f"**{verdict}**", ""]
@@ -640,7 +617,8 @@ def render_markdown(proof: Proof, context: dict[str, str]) -> str:
     if proof.refusal is not None:
         lines += [f"The file is refused: `{proof.refusal}`.", ""]
         return "\n".join(lines)
-    lines += [f"- version: `{proof.version}`", f"- policy_id: `{proof.policy_id}`", ""]
+    lines += [f"- policy: `{proof.kind}`", f"- version: `{proof.version}`"]
+    lines += [f"- policy_id: `{proof.policy_id}`", ""]
     lines += [
         "## Invariants",
         "",
@@ -650,9 +628,12 @@ def render_markdown(proof: Proof, context: dict[str, str]) -> str:
     for result in proof.invariants:
         shown = "; ".join(result.violations).replace("|", "\\|")
         lines.append(f"| `{result.name}` | {result.clause} | {result.status.value} | {shown} |")
-    lines += ["", "## Differences from compute_budget.v1", ""]
+    lines += ["", f"## Differences from {proof.compared_with}", ""]
     if proof.differences:
-        lines += ["| found by | gate | compute_budget.v1 | candidate |", "|---|---|---|---|"]
+        lines += [
+            f"| found by | decision | {proof.compared_with} | candidate |",
+            "|---|---|---|---|",
+        ]
         for difference in proof.differences:
             lines.append(
                 f"| {difference.found_by} | {difference.gate} | {difference.in_force} |"
@@ -694,10 +675,12 @@ def _print_summary(proof: Proof) -> None:
 def add_subcommand(subparsers: Any) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "prove-policy",
-        help="prove a candidate compute_budget table and show how it differs from v1",
-        description="Load a policy file, check every invariant of its table (each naming its "
-        "ADR clause) on the whole table and on generated inputs through the real kernel, "
-        "compare its decisions with v1 (also through CrossHair), and write proof.md and "
+        help="prove a candidate policy file (compute_budget, search_gate or candidate_operators)"
+        " and show how it differs from the version in force",
+        description="Load a policy file of any kind, check every invariant of its kind (each "
+        "naming its ADR clause) on the whole table and on generated inputs through the real "
+        "kernel, compare its decisions with the version in force (budget tables also through "
+        "CrossHair), and write proof.md and "
         "proof.json (docs/proving-policy-versions.md). Exit status: 0 proven; 1 not proven "
         "(each broken invariant is named) or the file is refused with its reason; 2 a usage "
         "error (the file cannot be read, or the test extra is not installed).",
