@@ -32,7 +32,7 @@ from practice_loop.harness.fuzz_worker import (
     step_a_number,
     write_a_literal,
 )
-from practice_loop.harness.hypothesis_internals import fuzz_target_of, generation_run_of
+from practice_loop.harness.hypothesis_internals import fuzz_target_of, in_process_run_of
 
 KERNEL = Path(fuzz_worker.__file__).resolve().parents[1] / "kernel"
 
@@ -285,19 +285,19 @@ def test_a_generation_run_is_the_tests_own_search_seeded_and_sized_as_asked():
     def probe(x):
         drawn.append(x)
 
-    run = generation_run_of(_Item(probe))
+    run = in_process_run_of(_Item(probe))
     before = probe._hypothesis_internal_use_settings
-    ran, valid = run(30, 7)
+    ran, valid = run(Phase.generate, 30, 7)
     first = list(drawn)
     assert ran == valid == len(first) and 0 < ran <= 30
     drawn.clear()
-    assert run(30, 7) == (ran, valid) and drawn == first
+    assert run(Phase.generate, 30, 7) == (ran, valid) and drawn == first
     drawn.clear()
-    run(30, 8)
+    run(Phase.generate, 30, 8)
     assert drawn != first
     assert probe._hypothesis_internal_use_settings is before
-    assert generation_run_of(_Item(_property, ["tmp_path"])) is None
-    assert generation_run_of(_Item(lambda: None)) is None
+    assert in_process_run_of(_Item(_property, ["tmp_path"])) is None
+    assert in_process_run_of(_Item(lambda: None)) is None
 
 
 def test_a_generated_failure_is_saved_where_pytests_run_of_the_item_replays_it():
@@ -311,11 +311,11 @@ def test_a_generated_failure_is_saved_where_pytests_run_of_the_item_replays_it()
     def needle(k, x):
         assert not (k == 2 and 6150 <= x < 6170)
 
-    run = generation_run_of(_Item(needle, ["k"], {"k": 2}, "t.py::needle[2]"))
+    run = in_process_run_of(_Item(needle, ["k"], {"k": 2}, "t.py::needle[2]"))
     rnd = random.Random(0)
     with pytest.raises(AssertionError):
         for _ in range(200):
-            run(100, rnd.getrandbits(64))
+            run(Phase.generate, 100, rnd.getrandbits(64))
     inner = needle.hypothesis.inner_test
     replay = settings(database=database, phases=[Phase.reuse, Phase.shrink], deadline=None)
     needle._hypothesis_internal_use_settings = replay
@@ -330,7 +330,7 @@ def test_a_generated_failure_is_saved_where_pytests_run_of_the_item_replays_it()
 
 
 def test_a_failing_generation_slice_is_one_finding_found_by_generation(tmp_path):
-    def generate(examples, seed):
+    def generate(phase, examples, seed):
         raise AssertionError("planted")
 
     prop = Property("t::gen", lambda data: data, generate)
@@ -350,14 +350,51 @@ def test_a_failing_generation_slice_is_one_finding_found_by_generation(tmp_path)
     assert prop.examples > 0 and prop.seconds > 0
 
 
+def test_a_failure_in_the_tests_own_database_is_replayed_once_at_start_as_known(tmp_path):
+    """Issue 19: a failure an earlier campaign's generation found (in the test's database,
+    not under the worker's key) is replayed at the next campaign's start, reported as known,
+    and not shrunk: one run of the reuse phase, nothing generated."""
+    database = InMemoryExampleDatabase()
+    drawn: list[int] = []
+
+    @settings(database=database, deadline=None)
+    @given(st.integers(0, 10_000))
+    def needle(x):
+        drawn.append(x)
+        assert not 6150 <= x < 6170
+
+    run = in_process_run_of(_Item(needle))
+    assert run(Phase.reuse, 0, 0) == (0, 0)  # nothing kept yet: nothing replayed
+    rnd = random.Random(1)
+    with pytest.raises(AssertionError):
+        for _ in range(200):
+            run(Phase.generate, 100, rnd.getrandbits(64))
+    record = tmp_path / "record.jsonl"
+    drawn.clear()
+    with open(record, "w") as handle:
+        worker = Worker(
+            [Property("t::needle", lambda data: data, run)], handle, seed=0, deadline=0.0,
+            started=time.monotonic(), arcs=ArcCounter([KERNEL]),
+            database=InMemoryExampleDatabase(), test_timeout=60, hang=None,
+        )  # fmt: skip
+        worker.replay_known()
+    findings = [
+        line for line in map(json.loads, record.read_text().splitlines())
+        if line["event"] == "finding"
+    ]  # fmt: skip
+    assert [(f["how"], f["known"]) for f in findings] == [("database", True)]
+    # The one example, replayed and then run once more for Hypothesis's report: no shrinking.
+    assert len(set(drawn)) == 1 and len(drawn) <= 2 and 6150 <= drawn[0] < 6170
+
+
 def test_generation_slices_take_their_share_of_a_properties_time(monkeypatch):
     """Half the slices of a property with a generation run go to it, the rest to
     fuzz_one_input; a property without one (it cannot be called in-process) only fuzzes."""
     monkeypatch.setattr(fuzz_worker, "SLICE_SECONDS", 0.002)  # many slices: a tight share
     runs = collections.Counter()
 
-    def generate(examples, seed):
-        runs["generate"] += 1
+    def generate(phase, examples, seed):
+        runs[phase.name] += 1
         return examples, examples
 
     def fuzz(data):
@@ -381,7 +418,7 @@ def test_generation_slices_take_their_share_of_a_properties_time(monkeypatch):
     worker.run()
     assert slices["t::both"] > 200 and fuzz_only.examples > 0
     assert 0.4 < runs["generate"] / slices["t::both"] < 0.6
-    assert fuzz_only.generate is None
+    assert fuzz_only.in_process is None
 
 
 def test_the_live_view_counts_discoveries_of_the_last_minute(monkeypatch):

@@ -77,7 +77,7 @@ class AdaptiveFinding:
     origin: str
     error: str
     input_hex: str
-    how: str  # "fuzz_one_input" or "generated"
+    how: str  # "fuzz_one_input", "generated", or "database" (a known one, replayed)
     seconds: float  # after the search started
     known: bool  # replayed from an earlier campaign's record
     worker: int

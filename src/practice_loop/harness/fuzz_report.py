@@ -624,6 +624,8 @@ def write_json(report: CampaignReport, out: Path) -> Path:
 def _found_by(finding: Any) -> str:
     if finding.how == "generated":
         return "Hypothesis's generation"
+    if finding.how == "database":
+        return "the test's database, replayed"
     return f"fuzz input of {len(finding.input_hex) // 2} bytes"
 
 

@@ -59,11 +59,11 @@ from pathlib import Path
 from typing import IO, Any
 
 import pytest
-from hypothesis import settings
+from hypothesis import Phase, settings
 from hypothesis.errors import Unsatisfiable
 
 from .fuzz_database import DatabaseError, database_from_environment
-from .hypothesis_internals import fuzz_target_of, generation_run_of
+from .hypothesis_internals import InProcessRun, fuzz_target_of, in_process_run_of
 
 SLICE_SECONDS = 0.2
 STATUS_SECONDS = 1.0
@@ -96,8 +96,8 @@ class Property:
 
     nodeid: str
     run: Callable[[bytes], bytes | None]
-    # (test cases, seed) -> (test cases run, valid ones): the test's own search, in-process
-    generate: Callable[[int, int], tuple[int, int]] | None = None
+    # The test run in this process one phase at a time (its search, or its database replayed)
+    in_process: InProcessRun | None = None
     corpus: list[bytes] = dataclasses.field(default_factory=list)
     examples: int = 0
     valid: int = 0
@@ -271,7 +271,10 @@ class Worker:
             faulthandler.dump_traceback_later(self.test_timeout, exit=True, file=self.hang)
 
     def replay_known(self) -> None:
-        """Each failure an earlier campaign kept for a property, replayed once."""
+        """Each failure an earlier campaign kept for a property, replayed once and reported
+        as known: the fuzz inputs kept under the worker's key, then what the test's own
+        database holds (a failure Hypothesis's generation found, or pytest shrank), never
+        shrunk here."""
         for prop in self.properties:
             try:
                 known = sorted(self.database.fetch(prop.key), key=len)
@@ -281,6 +284,14 @@ class Worker:
             for data in known:
                 self._slice_of(prop)
                 self._run_one(prop, data, known=True)
+            if prop.in_process is not None:
+                self._slice_of(prop)
+                try:
+                    prop.in_process(Phase.reuse, 0, 0)
+                except Unsatisfiable:
+                    pass
+                except (Exception, SystemExit) as error:  # noqa: BLE001 (a known finding)
+                    self._found(prop, error, b"", known=True, how="database")
 
     def _slice_of(self, prop: Property) -> None:
         if self._last_slice != prop.nodeid:
@@ -304,7 +315,7 @@ class Worker:
             prop.examples += 1
             prop.seconds += time.perf_counter() - begun
             prop.changed = True
-            self._found(prop, error, data, known=known, generated=False)
+            self._found(prop, error, data, known=known, how="fuzz_one_input")
             return False
         if traced:
             self.arcs.stop()
@@ -325,15 +336,16 @@ class Worker:
         return True
 
     def _found(
-        self, prop: Property, error: BaseException, data: bytes, *, known: bool, generated: bool
+        self, prop: Property, error: BaseException, data: bytes, *, known: bool, how: str
     ) -> None:
-        """Record a failure once per origin; a fuzz input is also kept under the worker's key
-        (a generated one is already in the database, under the test's own key)."""
+        """Record a failure once per origin, with how it was found (``fuzz_one_input``,
+        ``generated``, or ``database`` for a replay of the test's own database); a new fuzz
+        input is also kept under the worker's key (Hypothesis keeps the others)."""
         origin = origin_of(error)
         if origin in prop.origins:
             return
         prop.origins.add(origin)
-        if not known and not generated:
+        if not known and how == "fuzz_one_input":
             self._keep(prop, data)
         self.write(
             "finding",
@@ -342,7 +354,7 @@ class Worker:
             known=known,
             error=f"{type(error).__name__}: {error}"[:500],
             input=data.hex(),
-            how="generated" if generated else "fuzz_one_input",
+            how=how,
         )
 
     def _keep(self, prop: Property, data: bytes) -> None:
@@ -371,7 +383,7 @@ class Worker:
             self._slice_of(prop)
             spent_before = prop.seconds
             end = min(time.monotonic() + SLICE_SECONDS, self.deadline)
-            if prop.generate is not None and self.rnd.random() < GENERATE_SHARE:
+            if prop.in_process is not None and self.rnd.random() < GENERATE_SHARE:
                 self._generation_slice(prop, end)
             else:
                 found = False
@@ -389,7 +401,7 @@ class Worker:
         rate, always traced (one start and stop of the tracer for the whole run). A failure
         is a finding as any other; its example is in the database under the test's own key,
         where the confirmation round's pytest run replays it."""
-        assert prop.generate is not None
+        assert prop.in_process is not None
         least, most = GENERATED_PER_SLICE
         wanted = max(0.0, end - time.monotonic()) * prop.generated_per_second
         asked = int(min(most, max(least, wanted)))
@@ -398,11 +410,11 @@ class Worker:
         ran = valid = asked  # what a failing run ran is not reported: at most this
         self.arcs.start()
         try:
-            ran, valid = prop.generate(asked, self.rnd.getrandbits(64))
+            ran, valid = prop.in_process(Phase.generate, asked, self.rnd.getrandbits(64))
         except Unsatisfiable:  # every drawn case was filtered out: nothing to learn
             valid = 0
         except (Exception, SystemExit) as error:  # noqa: BLE001 (every failure is a finding)
-            self._found(prop, error, b"", known=False, generated=True)
+            self._found(prop, error, b"", known=False, how="generated")
         finally:
             self.arcs.stop()
         spent = time.perf_counter() - begun
@@ -483,7 +495,7 @@ def collect(
         if isinstance(found, str):
             unfuzzable.append((item.nodeid, found))
         else:
-            properties.append(Property(item.nodeid, found, generation_run_of(item)))
+            properties.append(Property(item.nodeid, found, in_process_run_of(item)))
     return properties, unfuzzable
 
 

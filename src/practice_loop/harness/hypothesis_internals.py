@@ -15,14 +15,15 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
-from collections.abc import Callable, Iterator
+import unittest
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, Verbosity, is_hypothesis_test, settings
-from hypothesis.database import ExampleDatabase
 from hypothesis.configuration import storage_directory
+from hypothesis.database import ExampleDatabase
 from hypothesis.internal import observability
 from hypothesis.stateful import get_state_machine_test
 from hypothesis.statistics import collector
@@ -107,10 +108,11 @@ def fuzz_target_of(item: Any) -> Callable[[bytes], bytes | None] | str | None:
         target.__signature__ = signature
 
 
-class SecondaryOnly(ExampleDatabase):
-    """A database that writes every example to its key's secondary corpus: a failure found
-    by generation without shrinking must not stand in the primary corpus, where pytest's
-    next run would replay it as already shrunk and report it unshrunk."""
+class SavesToSecondary(ExampleDatabase):
+    """A database that reads as ``inner`` does but writes every example to its key's
+    secondary corpus: a failure found or replayed in the worker without shrinking must not
+    stand in the primary corpus, where pytest's next run would replay it as already shrunk
+    and report it unshrunk."""
 
     def __init__(self, inner: ExampleDatabase) -> None:
         super().__init__()
@@ -123,26 +125,32 @@ class SecondaryOnly(ExampleDatabase):
     def save(self, key: bytes, value: bytes) -> None:
         self._inner.save(self._secondary(key), value)
 
-    def fetch(self, key: bytes) -> Iterator[bytes]:
-        return iter(())  # the generate phase replays nothing
+    def fetch(self, key: bytes) -> Iterable[bytes]:
+        return self._inner.fetch(key)
 
     def delete(self, key: bytes, value: bytes) -> None:
-        pass  # nothing here is this run's to remove
+        self._inner.delete(key, value)  # Hypothesis's own housekeeping: one no longer failing
 
     def move(self, src: bytes, dest: bytes, value: bytes) -> None:
+        self._inner.delete(src, value)
         self.save(dest, value)
 
 
-def generation_run_of(item: Any) -> Callable[[int, int], tuple[int, int]] | None:
-    """What runs a collected test's own search inside this process: Hypothesis's generation
-    (the ``generate`` phase alone: no database replay, no shrinking, no health check), for
-    ``examples`` test cases from ``seed``, returning how many it ran and how many of those
-    were valid (not filtered out). The test is called as
-    pytest calls it: a parametrized item with its parameters, under the database key pytest's
-    run of the item uses (so the failing example it saves is the one ``pytest NODEID``
-    replays, in its secondary corpus so that run shrinks it); a state machine through
-    ``get_state_machine_test``. ``None`` when the test takes
-    fixtures or is not a Hypothesis test. A failure is raised as the test raised it."""
+# What an in-process run of a test does: its own search, or a replay of its database.
+InProcessRun = Callable[[Phase, int, int], tuple[int, int]]
+
+
+def in_process_run_of(item: Any) -> InProcessRun | None:
+    """What runs a collected test inside this process, one Hypothesis phase at a time, with
+    no shrinking and no health check: ``run(Phase.generate, examples, seed)`` is the test's
+    own search for ``examples`` test cases from ``seed``; ``run(Phase.reuse, 0, 0)`` replays
+    what its database holds for it (a failure an earlier campaign found). Either returns how
+    many test cases ran and how many of those were valid (not filtered out); a failure is
+    raised as the test raised it. The test is called as pytest calls it: a parametrized item
+    with its parameters, under the database key pytest's run of the item uses (so a failing
+    example it saves is the one ``pytest NODEID`` replays, in the secondary corpus so that
+    run shrinks it); a state machine through ``get_state_machine_test``. ``None`` when the
+    test takes fixtures or is not a Hypothesis test."""
     target = target_of(getattr(item, "obj", None))
     if target is None:
         return None
@@ -158,12 +166,12 @@ def generation_run_of(item: Any) -> Callable[[int, int], tuple[int, int]] | None
     inner = function.hypothesis.inner_test
     digest = item.nodeid.encode() if params else getattr(inner, ADD_DIGEST_ATTRIBUTE, None)
 
-    def run(examples: int, seed: int) -> tuple[int, int]:
+    def run(phase: Phase, examples: int, seed: int) -> tuple[int, int]:
         chosen = settings(
             base,
-            database=None if base.database is None else SecondaryOnly(base.database),
-            max_examples=examples,
-            phases=(Phase.generate,),
+            database=None if base.database is None else SavesToSecondary(base.database),
+            max_examples=max(examples, 1),
+            phases=(phase,),
             deadline=None,
             derandomize=False,
             suppress_health_check=list(HealthCheck),
@@ -177,8 +185,11 @@ def generation_run_of(item: Any) -> Callable[[int, int], tuple[int, int]] | None
             if digest is not None:
                 stack.enter_context(_attribute_set(inner, ADD_DIGEST_ATTRIBUTE, digest))
             stack.enter_context(statistics_to(counted.append))
-            function(**params)
-        counts = phase_counts(counted).get("generate", {})
+            try:
+                function(**params)
+            except unittest.SkipTest:  # a replay with nothing to replay runs no test case
+                return 0, 0
+        counts = phase_counts(counted).get(phase.name, {})
         return sum(counts.values()), counts.get("valid", 0)
 
     return run
