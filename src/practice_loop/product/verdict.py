@@ -20,6 +20,7 @@ import dataclasses
 import enum
 
 from ..kernel import (
+    AnswerPath,
     AnswerRefusal,
     AssessmentStatus,
     CandidateOperatorResult,
@@ -111,7 +112,7 @@ def verdict_of(trace: SealedPracticeTrace) -> Verdict:
     decisive = next((v for v in views if v.state is StageState.DECISIVE), None)
     outcome = trace.outcome
     if type(outcome) is ProofGatedAnswer:
-        practice = outcome.path.value == "practice"
+        practice = outcome.path is AnswerPath.PRACTICE
         return Verdict(
             VerdictOutcome.ANSWERED_PRACTICE if practice else VerdictOutcome.ANSWERED_DIRECT,
             f"{outcome.value} {outcome.unit}",
