@@ -4,6 +4,7 @@ the stores they serve and a server running on a free loopback port."""
 from __future__ import annotations
 
 import contextlib
+import http.client
 import io
 import json
 import shutil
@@ -27,6 +28,17 @@ HOSTILE_QUESTION = (
 )
 FORGED_CASE = "s11"  # answered through practice: its trace holds "value":7
 MISSING_CASE = "s01"
+
+
+def fetch(server: WorkbenchServer, path: str, method: str = "GET", body: bytes | None = None):
+    """One request to ``server``: its status, headers and body as text."""
+    connection = http.client.HTTPConnection(*server.server_address[:2], timeout=20)
+    try:
+        connection.request(method, path, body=body)
+        response = connection.getresponse()
+        return response.status, response.headers, response.read().decode("utf-8")
+    finally:
+        connection.close()
 
 
 def trace_of(store: Path, case_id: str) -> str:

@@ -42,19 +42,9 @@ from practice_loop.workbench import (
     WorkbenchServer,
 )
 from practice_loop.workbench.pages import evidence_spans, highlighted, ident
-from workbench_support import FORGED_CASE, build_stores, list_rows, running, trace_of
+from workbench_support import FORGED_CASE, build_stores, fetch, list_rows, running, trace_of
 
 HOSTILE_ID = "<b>hostile</b>"
-
-
-def fetch(server: WorkbenchServer, path: str, method: str = "GET", body: bytes | None = None):
-    connection = http.client.HTTPConnection(*server.server_address[:2], timeout=10)
-    try:
-        connection.request(method, path, body=body)
-        response = connection.getresponse()
-        return response.status, response.headers, response.read().decode("utf-8")
-    finally:
-        connection.close()
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,6 @@ content in bounded caches; over-long queries refused. Small stores and a small p
 from __future__ import annotations
 
 import contextlib
-import http.client
 import json
 import re
 import shutil
@@ -29,23 +28,12 @@ from practice_loop.workbench import (
     MAX_QUERY_BYTES,
     StandingCache,
     TraceCache,
-    WorkbenchServer,
 )
 from practice_loop.workbench import model as workbench_model
-from workbench_support import FORGED_CASE, build_stores, list_rows, running, trace_of
+from workbench_support import FORGED_CASE, build_stores, fetch, list_rows, running, trace_of
 
 HOSTILE_ID = "hostile"
 SMALL_PAGE = 10
-
-
-def fetch(server: WorkbenchServer, path: str):
-    connection = http.client.HTTPConnection(*server.server_address[:2], timeout=20)
-    try:
-        connection.request("GET", path)
-        response = connection.getresponse()
-        return response.status, response.headers, response.read().decode("utf-8")
-    finally:
-        connection.close()
 
 
 @pytest.fixture(scope="module")
