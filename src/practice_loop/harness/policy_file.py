@@ -23,6 +23,7 @@ import dataclasses
 import enum
 import json
 import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TypeVar
 
@@ -364,8 +365,6 @@ VERSION_IN_FORCE = table_of(COMPUTE_BUDGET_V1)
 
 GATE_POLICY_KIND = "search_gate"
 _GATE_TOP_KEYS = ("format", "policy", "version", "reason_statuses", "eligible_reasons")
-_GATE_STATUS_KEYS = ("reason_code", "status")
-_GATE_KIND_KEYS = ("residual_kind", "reason_code")
 _GATE_VERSION_SHAPE = re.compile(r"search_gate\.v[1-9][0-9]*")
 # The kinds whose eligible reason every gate file states; ``unclassified`` may be written,
 # and the prover then names the invariant it breaks (ADR-0226 §7B).
@@ -416,75 +415,49 @@ def _head(
     return top, policy_version
 
 
+def _keyed_table(
+    top: dict, name: str, key: tuple[str, type[E], PolicyFileReason],
+    value: tuple[str, type[enum.Enum], PolicyFileReason], required: Iterable[E], missing: str,
+) -> dict[E, enum.Enum]:  # fmt: skip
+    """The rows of ``top[name]`` as a mapping from each row's ``key`` member to its
+    ``value`` member: every cell a member of its vocabulary, no key twice, every ``required``
+    key stated (``missing`` says why), each refusal naming its row."""
+    (key_field, key_type, key_reason), (value_field, value_type, value_reason) = key, value
+    found: dict[E, enum.Enum] = {}
+    seen: dict[E, int] = {}
+    for index, row in enumerate(_rows_of(top, name)):
+        where = f"{name}[{index}]"
+        fields = _keys(row, where, (key_field, value_field), _OPTIONAL_ROW_KEYS)
+        member = _member(key_type, fields[key_field], f"{where}.{key_field}", key_reason)
+        cell = _member(value_type, fields[value_field], f"{where}.{value_field}", value_reason)
+        if member in seen:
+            detail = f"{member.value} already stated at {name}[{seen[member]}]"
+            raise _refuse(PolicyFileReason.DUPLICATE_ROW, where, detail)
+        seen[member] = index
+        found[member] = cell
+    for member in required:
+        if member not in found:
+            raise _refuse(PolicyFileReason.MISSING_ROW, name, f"{member.value}: {missing}")
+    return found
+
+
 def _gate_table(document: object, source: str) -> GateTable:
     top, policy_version = _head(document, GATE_POLICY_KIND, _GATE_TOP_KEYS, _GATE_VERSION_SHAPE)
-    statuses: dict[GateReason, SearchGateStatus] = {}
-    seen: dict[object, int] = {}
-    for index, value in enumerate(_rows_of(top, "reason_statuses")):
-        where = f"reason_statuses[{index}]"
-        fields = _keys(value, where, _GATE_STATUS_KEYS, _OPTIONAL_ROW_KEYS)
-        reason = _member(
-            GateReason,
-            fields["reason_code"],
-            f"{where}.reason_code",
-            PolicyFileReason.UNKNOWN_GATE_REASON,
-        )
-        status = _member(
-            SearchGateStatus,
-            fields["status"],
-            f"{where}.status",
-            PolicyFileReason.UNKNOWN_GATE_STATUS,
-        )
-        if reason in seen:
-            raise _refuse(
-                PolicyFileReason.DUPLICATE_ROW,
-                where,
-                f"{reason.value} already stated at reason_statuses[{seen[reason]}]",
-            )
-        seen[reason] = index
-        statuses[reason] = status
-    for reason in GateReason:
-        if reason not in statuses:
-            raise _refuse(
-                PolicyFileReason.MISSING_ROW,
-                "reason_statuses",
-                f"no status for {reason.value}: every reason of docs/adr/0002 is stated",
-            )
-    eligible: dict[ResidualKind, GateReason] = {}
-    for index, value in enumerate(_rows_of(top, "eligible_reasons")):
-        where = f"eligible_reasons[{index}]"
-        fields = _keys(value, where, _GATE_KIND_KEYS, _OPTIONAL_ROW_KEYS)
-        kind = _member(
-            ResidualKind,
-            fields["residual_kind"],
-            f"{where}.residual_kind",
-            PolicyFileReason.UNKNOWN_RESIDUAL_KIND,
-        )
-        reason = _member(
-            GateReason,
-            fields["reason_code"],
-            f"{where}.reason_code",
-            PolicyFileReason.UNKNOWN_GATE_REASON,
-        )
-        if kind in seen:
-            raise _refuse(
-                PolicyFileReason.DUPLICATE_ROW,
-                where,
-                f"{kind.value} already stated at eligible_reasons[{seen[kind]}]",
-            )
-        seen[kind] = index
-        eligible[kind] = reason
-    for kind in SEARCHABLE_KINDS:
-        if kind not in eligible:
-            raise _refuse(
-                PolicyFileReason.MISSING_ROW,
-                "eligible_reasons",
-                f"no eligible reason for {kind.value}: every searchable kind is stated",
-            )
+    reason = ("reason_code", GateReason, PolicyFileReason.UNKNOWN_GATE_REASON)
+    statuses = _keyed_table(
+        top, "reason_statuses", reason,
+        ("status", SearchGateStatus, PolicyFileReason.UNKNOWN_GATE_STATUS),
+        GateReason, "no status for it: every reason of docs/adr/0002 is stated",
+    )  # fmt: skip
+    eligible = _keyed_table(
+        top, "eligible_reasons",
+        ("residual_kind", ResidualKind, PolicyFileReason.UNKNOWN_RESIDUAL_KIND), reason,
+        SEARCHABLE_KINDS, "no eligible reason for it: every searchable kind is stated",
+    )  # fmt: skip
     return GateTable(
         policy_version,
-        tuple((reason, statuses[reason]) for reason in GateReason),
-        tuple((kind, eligible[kind]) for kind in ResidualKind if kind in eligible),
+        tuple((reason, statuses[reason]) for reason in GateReason),  # type: ignore[misc]
+        tuple((kind, eligible[kind]) for kind in ResidualKind if kind in eligible),  # type: ignore[misc]
         source,
     )
 
