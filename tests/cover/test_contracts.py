@@ -251,6 +251,30 @@ def test_contract_holds_on_sampled_inputs(name):
     check()
 
 
+_ROLE, _UNCLASSIFIED = ResidualKind.MISSING_ROLE, ResidualKind.UNCLASSIFIED
+# The gate's contract on the edges of the one context search_gate.v1 admits (ADR-0226 §7B):
+# (id, residual facts, whether the gate allows). Drawn at random, a valid refused projected
+# context with exactly these residuals is rare; listed, each edge is checked on every run.
+GATE_CONTRACT_EDGES = [
+    ("admitted", ((_ROLE, True),), True),
+    ("unclassified-with-evidence", ((_UNCLASSIFIED, True),), False),
+    ("searchable-without-evidence", ((_ROLE, False),), False),
+    ("two-searchable", ((_ROLE, True), (_ROLE, True)), False),
+    ("unclassified-then-searchable", ((_UNCLASSIFIED, True), (_ROLE, True)), False),
+    ("none", (), False),
+]
+
+
+@pytest.mark.parametrize(
+    ("residuals", "allowed"),
+    [pytest.param(residuals, allowed, id=name) for name, residuals, allowed in GATE_CONTRACT_EDGES],
+)
+def test_the_gate_contract_holds_on_the_edges_of_the_admitted_context(residuals, allowed):
+    holds_contract(gate.search_gate_reason, True, True, False, True, residuals)
+    reason = gate.search_gate_reason(True, True, False, True, residuals)
+    assert (gate.GATE_STATUS_BY_REASON[reason] is SearchGateStatus.ELIGIBLE) is allowed
+
+
 @given(budget_tables(), st.sampled_from(SearchGateStatus), gate_reason_codes)
 def test_any_valid_table_keeps_the_budget_contract(table, status, reason_code):
     """ADR-0227 §8 for every valid table, not only v1 (CrossHair cannot build one): a denied

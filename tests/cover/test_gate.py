@@ -34,7 +34,12 @@ from practice_loop.kernel import (
     decide_search_gate,
     project_residuals,
 )
-from practice_loop.kernel.gate import GATE_STATUS_BY_REASON, gate_input_digest
+from practice_loop.kernel.gate import (
+    GATE_STATUS_BY_REASON,
+    SEARCH_GATE_V1,
+    SearchGatePolicy,
+    gate_input_digest,
+)
 from practice_strategies import (
     ALL_ROLES,
     FRAME_RECIPES,
@@ -808,3 +813,46 @@ def test_input_digest_is_the_hash_of_its_canonical_payload(frame_digest, assessm
         "residual_ids": list(ids),
     }
     assert gate_input_digest(frame_digest, assessment_id, ids) == oracle.digest_of(payload)
+
+
+# --------------------------------------------------------------------------------------------
+# What a refused decision explains (issue 17: survivors of the kernel's mutation score)
+
+
+@given(chains(GateReason.ELIGIBLE_MISSING_ROLE))
+def test_the_explanation_names_the_assessments_defect_before_the_residuals(chain: Chain):
+    """When both the assessment and the residuals are malformed, the decision is
+    assessment_malformed and its explanation names the assessment's defect, not theirs."""
+    assessment = tampered(chain.assessment, assessment_id="0" * 64)
+    residuals = (tampered(chain.residuals[0], residual_id="1" * 64),)
+    decision = decide_search_gate(assessment, residuals)
+    assert decision.reason_code == GateReason.ASSESSMENT_MALFORMED.value
+    assert "ContractAssessment.assessment_id" in decision.explanation
+    assert "ContractResidual" not in decision.explanation
+
+
+_UNREGISTERED = {
+    "unregistered-version": (
+        SearchGatePolicy(
+            "search_gate.v2", SEARCH_GATE_V1.reason_statuses, SEARCH_GATE_V1.eligible_reasons
+        ),
+        "search_gate.v2",
+    ),
+    "not-a-policy": (SimpleNamespace(version="search_gate.v9"), ""),  # nothing is read of it
+    "policy-without-version": (SearchGatePolicy.__new__(SearchGatePolicy), ""),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_UNREGISTERED))
+@given(chain=chains(GateReason.ELIGIBLE_MISSING_ROLE))
+def test_an_unregistered_policy_is_named_only_by_a_version_it_well_formedly_claims(
+    case: str, chain: Chain
+):
+    """docs/adr/0002 "Policy as a value": an unregistered policy decides nothing, and the
+    refusal names the version it claims only when it is a SearchGatePolicy whose version is
+    well formed; of any other object nothing is read."""
+    policy, named = _UNREGISTERED[case]
+    decision = decide_search_gate(chain.assessment, chain.residuals, policy)
+    assert decision.reason_code == GateReason.POLICY_UNSUPPORTED.value
+    said = "not the registered gate policy" + (f" {named}" if named else "")
+    assert decision.explanation.endswith(f"({said})")
