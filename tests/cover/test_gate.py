@@ -831,6 +831,14 @@ def test_the_explanation_names_the_assessments_defect_before_the_residuals(chain
     assert "ContractResidual" not in decision.explanation
 
 
+def _policy_claiming(claimed: str) -> SearchGatePolicy:
+    """A SearchGatePolicy whose version is ``claimed``, never validated (built as a forger
+    would, slot by slot)."""
+    forged = SearchGatePolicy.__new__(SearchGatePolicy)
+    object.__setattr__(forged, "version", claimed)
+    return forged
+
+
 _UNREGISTERED = {
     "unregistered-version": (
         SearchGatePolicy(
@@ -840,6 +848,7 @@ _UNREGISTERED = {
     ),
     "not-a-policy": (SimpleNamespace(version="search_gate.v9"), ""),  # nothing is read of it
     "policy-without-version": (SearchGatePolicy.__new__(SearchGatePolicy), ""),
+    "policy-with-a-malformed-version": (_policy_claiming("search gate two"), ""),
 }
 
 
