@@ -157,6 +157,21 @@ def test_every_class_attribute_is_immutable(kind):
         assert found is None, f"class-level state: {found}"
 
 
+@pytest.mark.parametrize(
+    "kind",
+    [kind for kind in _kernel_classes() if dataclasses.is_dataclass(kind)],
+    ids=lambda kind: kind.__qualname__,
+)
+def test_every_kernel_dataclass_is_slotted(kind):
+    """The kernel is built of slotted dataclasses (ARCHITECTURE.md; records: docs/adr/0003):
+    an instance with a ``__dict__`` takes any attribute anyone sets, which a call's trust or
+    a record would then carry unseen. Records refuse to be built unslotted; this covers the
+    kernel's other dataclasses too (one call's trust)."""
+    assert "__slots__" in vars(kind), f"{kind.__qualname__} is not slotted"
+    instance_dict = kind.__dictoffset__ != 0
+    assert not instance_dict, f"{kind.__qualname__} instances have a __dict__"
+
+
 def test_no_kernel_function_declares_a_global():
     """``global`` (or ``nonlocal`` over a module cell) is how module state gets rebound."""
     for module in MODULES:

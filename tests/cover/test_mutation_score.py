@@ -84,18 +84,26 @@ class Row:
 
 def f() -> None:
     local: int | None = None
+    try:
+        self.token: Token[int | None] | None = None
+    except Error:
+        class Inner:
+            field: int | None = None
 """
 
 
 @pytest.mark.obligation("LOCAL-0015/annotation_rule")
-def test_a_module_scope_annotation_is_equivalent_by_rule_and_a_class_body_one_is_not():
-    """A variable's annotation at module scope is kept as a string nobody reads; a class
-    body's may be a record field's, which record.py evaluates. (A local variable's is never
-    evaluated either, but the rule claims no more than it needs.)"""
+def test_a_module_scope_or_function_body_annotation_is_equivalent_by_rule_a_class_body_one_not():
+    """A variable's annotation at module scope is kept as a string nobody reads, and one in a
+    function's body, even of an attribute (``self.token: T = ...``), is not even kept under
+    PEP 563; a class body's may be a record field's, which record.py evaluates, even for a
+    class made inside a function."""
     lines = _SCOPES.splitlines()
     assert ms.annotation_spans(_SCOPES) == [
         ((3, 8), (3, lines[2].index(" = {}"))),
-        ((10, 11), (10, 15)),  # the return annotation; not the local variable's
+        ((10, 11), (10, 15)),  # the return annotation
+        ((11, 11), (11, 21)),  # the local variable's
+        ((13, 20), (13, lines[12].index(" = None"))),  # the attribute's, inside a try block
     ]
     assert ms.annotation_spans(_SCOPES.replace("from __future__ import annotations\n", "")) == []
 

@@ -86,6 +86,17 @@ DEFECTS = [
         Defect.SPAN_SENTENCE_INDEX_NEGATIVE,
     ),
     ("end-above-safe", {"end": MAX_SAFE_INT + 1}, "end", Defect.INT_OUT_OF_RANGE),
+    # Text as long as its offsets' difference: only the bound on end refuses it.
+    (
+        "end-one-past-safe-length-right",
+        {"start": MAX_SAFE_INT, "end": MAX_SAFE_INT + 1, "text": "a"},
+        "end",
+        Defect.INT_OUT_OF_RANGE,
+    ),
+    # Offsets as a decoder makes them, two int objects of one value above CPython's small-int
+    # cache: emptiness is a comparison of values, never of objects.
+    ("empty-far-decoded", {"start": 1000, "end": int("1000"), "text": ""}, "end",
+     Defect.SPAN_EMPTY_OR_INVERTED),
     (
         "index-above-safe",
         {"sentence_index": MAX_SAFE_INT + 1},

@@ -14,10 +14,10 @@ even be imported: the suite noticed), ``timed_out`` (counted as killed, listed a
 ``survived``, ``unconfirmed`` (its killing test fails unmutated too: not a kill), or
 ``incompetent`` (cosmic-ray's word: the operator no longer applies, or the mutated module does
 not compile; never scored). ``equivalent`` mutants are never run, and each carries its reason:
-a site inside a function's or a module-scope variable's annotation, which Python never
-evaluates here (PEP 563), ``type(...) is X`` or a ``member_of`` field ``is`` an enum member
-made ``==`` (the reasons below say why), or an entry of
-``docs/kernel-equivalents.toml``. The score is killed (with timeouts) over
+a site inside a function's, a module-scope variable's or a function body's assignment's
+annotation, which Python never evaluates here (PEP 563), ``type(...) is X`` or a
+``member_of`` field ``is`` an enum member made ``==`` (the reasons below say why), or an
+entry of ``docs/kernel-equivalents.toml``. The score is killed (with timeouts) over
 killed, survived and unconfirmed.
 
 CI judges a seeded sample (``--sample N --seed S``); the nightly workflow judges every mutant,
@@ -100,9 +100,9 @@ CROSS_STAGE_TESTS = (
     "tests/quality",
 )
 ANNOTATION_REASON = (
-    "inside a function's or a module-scope variable's annotation, which Python never "
-    "evaluates in this module (from __future__ import annotations); the kernel evaluates "
-    "only record fields' annotations (record.py, trace.py)"
+    "inside a function's, a module-scope variable's or a function body's assignment's "
+    "annotation, which Python never evaluates in this module (from __future__ import "
+    "annotations); the kernel evaluates only record fields' annotations (record.py, trace.py)"
 )
 # `is` and `==` agree when one side is a class: classes compare by identity, and no class the
 # kernel compares (records, enums, builtins) has a metaclass that defines __eq__.
@@ -311,9 +311,11 @@ def _spans_of(nodes: Iterable[ast.expr], lines: Sequence[str]) -> list[Span]:
 
 
 def annotation_spans(source: str) -> list[Span]:
-    """Every function annotation, and every annotation of a variable at module scope, of a
-    module that has ``from __future__ import annotations``; none for a module without it. A
-    class body's annotations are not among them: a record's are its fields' checks."""
+    """Every function annotation, every annotation of a variable at module scope, and every
+    annotated assignment in a function's body (``self._token: T = None`` too: PEP 563 leaves
+    even an attribute target's annotation unevaluated), of a module that has ``from __future__
+    import annotations``; none for a module without it. A class body's annotations are not
+    among them, nor a class's nested in a function: a record's are its fields' checks."""
     tree = ast.parse(source)
     postponed = any(
         isinstance(node, ast.ImportFrom)
@@ -339,7 +341,22 @@ def annotation_spans(source: str) -> list[Span]:
             annotations += [p.annotation for p in parameters if p.annotation is not None]
             if node.returns is not None:
                 annotations.append(node.returns)
+            annotations += [item.annotation for item in _function_body_annotated(node.body)]
     return _spans_of(annotations, source.splitlines())
+
+
+def _function_body_annotated(body: Sequence[ast.stmt]) -> list[ast.AnnAssign]:
+    """The annotated assignments of a function's own body, at any depth of its blocks but not
+    inside a nested function (walked on its own) or class (whose body a record may read)."""
+    found: list[ast.AnnAssign] = []
+    pending = list(body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.AnnAssign):
+            found.append(node)
+        elif not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            pending += [c for c in ast.iter_child_nodes(node) if not isinstance(c, ast.expr)]
+    return sorted(found, key=lambda node: (node.lineno, node.col_offset))
 
 
 def type_identity_spans(source: str) -> list[Span]:
