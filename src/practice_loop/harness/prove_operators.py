@@ -153,21 +153,6 @@ def _kernel_accepts(table: OperatorTable, _: object, __: int) -> list[str]:
     return [f"the kernel refuses the table: {built}"] if isinstance(built, RecordError) else []
 
 
-def _pinned_versions_exist(table: OperatorTable, _: object, __: int) -> list[str]:
-    found = []
-    for row in table.operators:
-        for name, pinned in row.policy_versions:
-            known = REGISTERED_PINS.get(name)
-            if known is None:
-                found.append(f"{row.describe()} pins {name}, a policy the kernel does not know")
-            elif pinned not in known:
-                found.append(
-                    f"{row.describe()} pins {pinned}, not a registered {name} version"
-                    f" ({', '.join(known)})"
-                )
-    return found
-
-
 def _admits_within_grant(table: OperatorTable, _: object, examples: int) -> list[str]:
     found = []
     for chain in generated_chains(examples):
@@ -238,12 +223,6 @@ OPERATOR_INVARIANTS: tuple[Invariant, ...] = (
         _kernel_accepts,
     ),
     Invariant(
-        "pinned_versions_exist",
-        "ADR-0231 §10; ADR-0227 §6",
-        "every policy version a row pins is one the kernel registers",
-        _pinned_versions_exist,
-    ),
-    Invariant(
         "admits_within_grant",
         "ADR-0231 §7.3.17-20, §11",
         "on generated budgets, the kernel admits an operator's attempt only while its fixed"
@@ -278,3 +257,49 @@ def operator_table_differences(
                     Difference("table", f"{label} {field.name}", str(before), str(after))
                 )
     return differences
+
+
+def _admissions(
+    manifest: OperatorSetManifest, limits: tuple[int, int, int, int]
+) -> tuple[tuple[str, str], ...]:
+    """For each operator, how many attempts the kernel admits on a budget of ``limits`` and
+    what refuses the next one (ADR-0231 §7.3.17-20)."""
+    found = []
+    for row in manifest.operators:
+        charge = (row.budget_charge.candidates, row.budget_charge.steps)
+        policy_limits = (row.depth, row.max_attempts_per_run, row.max_parallelism)
+        admitted = 0
+        # Ends: an attempt index at or beyond the budget's candidates is always refused.
+        while (refused := attempt_charge_failure(admitted, limits, charge, policy_limits)) is None:
+            admitted += 1
+        found.append(
+            (
+                f"{row.operator_name} ({row.operator_version})",
+                f"{admitted} admitted, then {refused.value}",
+            )
+        )
+    return tuple(found)
+
+
+def operator_generated_differences(
+    manifest: OperatorSetManifest,
+    examples: int,
+    other: OperatorSetManifest = CANDIDATE_OPERATOR_SET,
+) -> list[Difference]:
+    """Each budget granted on the generated chains on which the operators admit attempts
+    differently under ``other`` and the candidate, with what each admits."""
+    differences: dict[tuple[int, int, int, int], Difference] = {}
+    for chain in generated_chains(examples):
+        budget = chain.budget
+        if budget.status is not ComputeBudgetStatus.BUDGET_ALLOWED:
+            continue
+        limits = (budget.max_candidates, budget.max_depth, budget.max_steps, budget.max_parallelism)
+        before, after = _admissions(other, limits), _admissions(manifest, limits)
+        if before != after and limits not in differences:
+            differences[limits] = Difference(
+                "generated budget",
+                f"{budget.reason_code} (candidates, depth, steps, parallelism) {limits}",
+                "; ".join(f"{name}: {shown}" for name, shown in before),
+                "; ".join(f"{name}: {shown}" for name, shown in after),
+            )
+    return list(differences.values())
