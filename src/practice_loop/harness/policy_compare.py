@@ -60,6 +60,9 @@ class PolicyKind:
         return self.build(load_policy_file(Path(path)))
 
 
+# Each pair returns values that compare by content: crosshair diffbehavior takes two values
+# of one type whose __eq__ is object's for equal (behavior_compare.flexible_equal), so two
+# different members of an Enum would never differ. Enum results are returned as their codes.
 _BUDGET_CROSSHAIR = """
 from practice_loop.kernel import SearchGateStatus
 from practice_loop.kernel.budget import BudgetVerdict, budget_verdict
@@ -74,35 +77,39 @@ def new(gate_status: SearchGateStatus, gate_reason_code: str) -> BudgetVerdict:
 """
 
 # The rules are code (docs/adr/0002); a gate version changes the status of a reason and the
-# eligible reason of a kind, both read here through the kernel's own rule function.
+# eligible reason of a kind, both read here through the kernel's own rule function. The rules
+# are first-match-wins, so five contexts stand for all sixteen of the four flags (a malformed
+# assessment, malformed residuals, a runnable assessment, a context that is not the
+# projection, the projection), and ``count`` copies of one residual reach every way the rules
+# read a residual list (empty, holding an unclassified one, more than one, one residual's
+# kind and evidence). Given the four flags and a tuple of residuals, CrossHair spent its
+# seconds without reaching the one-residual rules at all.
 _GATE_CROSSHAIR = """
-from practice_loop.kernel import GateReason, ResidualKind, SearchGateStatus
+from practice_loop.kernel import ResidualKind
 from practice_loop.kernel.gate import gate_reason_under
 
-
-def _decided(policy, assessment_ok, residuals_ok, runnable, projected, residuals):
-    reason = gate_reason_under(policy, assessment_ok, residuals_ok, runnable, projected, residuals)
-    return reason, policy.status_for(reason)
-
-
-def old(
-    assessment_ok: bool,
-    residuals_ok: bool,
-    runnable: bool,
-    projected: bool,
-    residuals: tuple[tuple[ResidualKind, bool], ...],
-) -> tuple[GateReason, SearchGateStatus]:
-    return _decided(_OLD, assessment_ok, residuals_ok, runnable, projected, residuals)
+_CONTEXTS = (  # (assessment_ok, residuals_ok, runnable, projected)
+    (False, True, False, True),
+    (True, False, False, True),
+    (True, True, True, True),
+    (True, True, False, False),
+    (True, True, False, True),
+)
 
 
-def new(
-    assessment_ok: bool,
-    residuals_ok: bool,
-    runnable: bool,
-    projected: bool,
-    residuals: tuple[tuple[ResidualKind, bool], ...],
-) -> tuple[GateReason, SearchGateStatus]:
-    return _decided(_NEW, assessment_ok, residuals_ok, runnable, projected, residuals)
+def _decided(policy, context, count, kind, evidence):
+    flags = _CONTEXTS[min(max(context, 0), len(_CONTEXTS) - 1)]
+    residuals = ((kind, evidence),) * min(max(count, 0), 2)
+    reason = gate_reason_under(policy, *flags, residuals)
+    return reason.value, policy.status_for(reason).value
+
+
+def old(context: int, count: int, kind: ResidualKind, evidence: bool) -> tuple[str, str]:
+    return _decided(_OLD, context, count, kind, evidence)
+
+
+def new(context: int, count: int, kind: ResidualKind, evidence: bool) -> tuple[str, str]:
+    return _decided(_NEW, context, count, kind, evidence)
 """
 
 # ADR-0231 §7.3.17-20: what each operator's static constraints admit on a serial budget.
@@ -114,14 +121,20 @@ def _admitted(manifest, attempt_index, max_candidates, max_depth, max_steps):
     if min(attempt_index, max_candidates, max_depth, max_steps) < 0:
         return ()  # outside attempt_charge_failure's precondition on both sides
     return tuple(
-        attempt_charge_failure(
-            attempt_index,
-            (max_candidates, max_depth, max_steps, 1),
-            (row.budget_charge.candidates, row.budget_charge.steps),
-            (row.depth, row.max_attempts_per_run, row.max_parallelism),
+        _code(
+            attempt_charge_failure(
+                attempt_index,
+                (max_candidates, max_depth, max_steps, 1),
+                (row.budget_charge.candidates, row.budget_charge.steps),
+                (row.depth, row.max_attempts_per_run, row.max_parallelism),
+            )
         )
         for row in manifest.operators
     )
+
+
+def _code(refused):
+    return None if refused is None else refused.value
 
 
 def old(attempt_index: int, max_candidates: int, max_depth: int, max_steps: int) -> tuple:

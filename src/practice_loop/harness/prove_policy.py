@@ -387,12 +387,16 @@ def run_command(args: argparse.Namespace) -> int:
         print(f"practice-loop prove-policy: {error}", file=sys.stderr)
         return 2
     context = run_context(Path.cwd(), "crosshair-tool")
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "proof.json").write_text(
-        json.dumps({**proof.to_json(), "context": context}, indent=2, sort_keys=True) + "\n",
-        "utf-8",
-    )
-    (args.out / "proof.md").write_text(render_markdown(proof, context), "utf-8")
+    try:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "proof.json").write_text(
+            json.dumps({**proof.to_json(), "context": context}, indent=2, sort_keys=True) + "\n",
+            "utf-8",
+        )
+        (args.out / "proof.md").write_text(render_markdown(proof, context), "utf-8")
+    except OSError as error:
+        print(f"practice-loop prove-policy: cannot write {args.out}: {error}", file=sys.stderr)
+        return 2
     _print_summary(proof)
     print(f"reports: {args.out / 'proof.md'}, {args.out / 'proof.json'}")
     return 0 if proof.proven else 1
