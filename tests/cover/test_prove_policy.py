@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from practice_loop import cli
+from practice_loop.harness import prove_budget
 from practice_loop.harness.policy_file import (
     ANY_OTHER_REASON,
     MAX_POLICY_FILE_BYTES,
@@ -42,6 +43,7 @@ from practice_loop.kernel import (
     decide_compute_budget,
 )
 from practice_loop.kernel.budget import BUDGET_POLICIES, BudgetReason
+from practice_strategies import resealed
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
 FEW = 30  # generated gates per property: enough to reach every frame-reachable reason
@@ -303,6 +305,71 @@ def test_the_kernel_honours_a_candidate_only_where_it_is_registered():
     assert (honoured.max_candidates, honoured.max_depth, honoured.max_steps) == (5, 2, 10)
     assert honoured.policy_version == "compute_budget.v2"
     assert honoured.budget_id != decide_compute_budget(gate).budget_id
+
+
+def _budget_results(table: BudgetTable) -> dict[str, Any]:
+    return {r.name: r for r in check_invariants(table, FEW)}
+
+
+def _rule_broken_decisions(broken: Any) -> Any:
+    """``decide_compute_budget`` as the prover calls it, with ``broken(gate, decision)``
+    deciding what a broken kernel returns instead."""
+    real = prove_budget.decide_compute_budget
+
+    def decide(gate: Any, *args: Any, **kwargs: Any) -> Any:
+        return broken(gate, real(gate, *args, **kwargs))
+
+    return decide
+
+
+def _scaled(decision: Any) -> Any:
+    """An adaptive grant: one more candidate than the row gives."""
+    if decision.status is not ComputeBudgetStatus.BUDGET_ALLOWED:
+        return decision
+    return resealed(decision, max_candidates=decision.max_candidates + 1)
+
+
+def _offsets(span: Any) -> tuple[int, int]:
+    return span.start, span.end
+
+
+# A table the kernel accepts cannot break the property invariants (the kernel enforces them),
+# so each is shown to fail against a kernel whose rule is broken, as the prover calls it.
+PROPERTY_BREAKS = [
+    ("limits_from_status_and_reason", "decide_compute_budget",
+     _rule_broken_decisions(lambda gate, decision: _scaled(decision))),
+    # The explanation, prose, leaks into the grant.
+    ("explanation_stability", "decide_compute_budget",
+     _rule_broken_decisions(
+         lambda gate, decision: _scaled(decision) if "reworded" in gate.explanation else decision
+     )),
+    # The kernel decides on the gate's spans sorted, so their order no longer counts.
+    ("span_order_sensitivity", "decide_compute_budget",
+     lambda gate, *args, **kwargs: decide_compute_budget(
+         resealed(gate, evidence_spans=tuple(sorted(gate.evidence_spans, key=_offsets))),
+         *args, **kwargs,
+     )),
+    # A run that admits every attempt offered, whatever the ceiling.
+    ("ceiling_never_exceeded", "admit_within_ceiling",
+     lambda sequence, ceiling: (len(sequence), None)),
+    # The operator's charge is never checked against the grant.
+    ("operator_charge_within_grant", "attempt_charge_failure", lambda *args: None),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("name", "attribute", "broken"), PROPERTY_BREAKS, ids=[b[0] for b in PROPERTY_BREAKS]
+)
+def test_each_budget_property_invariant_fails_against_a_kernel_with_its_rule_broken(
+    name, attribute, broken, monkeypatch
+):
+    """Issue 21 done-when: each property invariant of a budget table (ADR-0227 §8, §9;
+    ADR-0228 §9; ADR-0231 §7.3) names its breach when the rule it guards is broken."""
+    candidate = _row_changed(VERSION_IN_FORCE, 5, limits=(5, 2, 10, 1))
+    assert _budget_results(candidate)[name].status is InvariantStatus.HELD
+    monkeypatch.setattr(prove_budget, attribute, broken)
+    result = _budget_results(candidate)[name]
+    assert result.status is InvariantStatus.BROKEN and result.violations
 
 
 def test_policy_id_changes_with_any_cell_and_the_version():
