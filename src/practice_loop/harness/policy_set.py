@@ -15,7 +15,6 @@ import dataclasses
 from collections.abc import Sequence
 
 from ..kernel import ComputeBudgetStatus, ResidualKind, SearchGateStatus
-from ..kernel.operators import attempt_charge_failure
 from .policy_file import (
     ANY_OTHER_REASON,
     BUDGET_POLICY_KIND,
@@ -30,7 +29,7 @@ from .policy_file import (
     PolicyTable,
 )
 from .policy_invariants import Invariant, InvariantResult, run_invariants
-from .prove_operators import REGISTERED_PINS
+from .prove_operators import REGISTERED_PINS, first_attempt_refusal
 
 
 class PolicySetError(ValueError):
@@ -114,9 +113,7 @@ def _operator_fits_the_sets_budget(policies: PolicySet, _: object, __: int) -> l
             row = policies.budget.row(SearchGateStatus.ELIGIBLE, reason.value)
             if row.status is not ComputeBudgetStatus.BUDGET_ALLOWED:
                 continue
-            refused = attempt_charge_failure(
-                0, row.limits, operator.budget_charge, (max(operator.depth, 1), 1, 1)
-            )
+            refused = first_attempt_refusal(operator, row.limits)
             if refused is not None:
                 found.append(
                     f"{operator.describe()} of {policies.operators.version} does not fit"

@@ -24,7 +24,12 @@ from ..kernel import (
 )
 from ..kernel.budget import BUDGET_POLICIES
 from ..kernel.gate import GATE_POLICIES
-from ..kernel.operators import OPERATOR_NAME, OPERATOR_VERSION, attempt_charge_failure
+from ..kernel.operators import (
+    OPERATOR_NAME,
+    OPERATOR_VERSION,
+    OperatorRefusalReason,
+    attempt_charge_failure,
+)
 from ..kernel.search_run import SUPPORTED_RUN_POLICY_VERSIONS
 from .policy_file import OPERATORS_IN_FORCE, OperatorRow, OperatorTable, kernel_operator_set
 from .policy_invariants import Difference, Invariant, generated_chains
@@ -99,15 +104,21 @@ def _charge_fits(table: OperatorTable, _: object, __: int) -> list[str]:
             found.append(f"{row.describe()} charges {row.budget_charge}, not 1 candidate, >=1 step")
             continue
         for budget_version, reason, limits in _served_budget_rows(row):
-            refused = attempt_charge_failure(
-                0, limits, row.budget_charge, (max(row.depth, 1), 1, 1)
-            )
+            refused = first_attempt_refusal(row, limits)
             if refused is not None:
                 found.append(
                     f"{row.describe()}: its charge does not fit {budget_version} {reason}"
                     f" {limits} ({refused.value})"
                 )
     return found
+
+
+def first_attempt_refusal(
+    row: OperatorRow, limits: tuple[int, int, int, int]
+) -> OperatorRefusalReason | None:
+    """Why the kernel refuses the row's first attempt on a grant of ``limits``, or None: the
+    fixed charge and depth of one serial attempt (ADR-0231 §7.3.17-20)."""
+    return attempt_charge_failure(0, limits, row.budget_charge, (max(row.depth, 1), 1, 1))
 
 
 def _serial_only(table: OperatorTable, _: object, __: int) -> list[str]:
