@@ -14,7 +14,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from practice_loop.kernel import (
-    COMPUTE_BUDGET_V1,
+    COMPUTE_BUDGET_IN_FORCE,
     EMPTY_OPERATOR_SET,
     GEOMETRIC_SEARCH_RUN_POLICY_VERSION,
     AssessmentStatus,
@@ -95,7 +95,7 @@ class Chain:
 def build_chain(
     frame: ProblemFrame,
     *,
-    policy: ComputeBudgetPolicy = COMPUTE_BUDGET_V1,
+    policy: ComputeBudgetPolicy = COMPUTE_BUDGET_IN_FORCE,
     operator_set: OperatorSetManifest = EMPTY_OPERATOR_SET,
     run_policy_version: str = GEOMETRIC_SEARCH_RUN_POLICY_VERSION,
 ) -> Chain:

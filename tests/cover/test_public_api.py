@@ -63,6 +63,7 @@ EXPECTED_KERNEL_EXPORTS = {
     # gate
     "SEARCH_GATE_POLICY_VERSION",
     "SEARCH_GATE_V1",
+    "SEARCH_GATE_IN_FORCE",
     "EligibleReasonRow",
     "GateReason",
     "GateReasonStatus",
@@ -73,6 +74,7 @@ EXPECTED_KERNEL_EXPORTS = {
     # budget
     "COMPUTE_BUDGET_POLICY_VERSION",
     "COMPUTE_BUDGET_V1",
+    "COMPUTE_BUDGET_IN_FORCE",
     "BudgetLimits",
     "BudgetPolicyRow",
     "BudgetReason",
@@ -105,6 +107,8 @@ EXPECTED_KERNEL_EXPORTS = {
     # operators
     "CANDIDATE_OPERATOR_POLICY_VERSION",
     "CANDIDATE_OPERATOR_SET",
+    "CANDIDATE_OPERATOR_SET_V1",
+    "CANDIDATE_OPERATOR_SETS",
     "CANDIDATE_OPERATOR_SET_ID",
     "MISSING_ROLE_CANDIDATE_POLICY",
     "CandidateOperatorInput",

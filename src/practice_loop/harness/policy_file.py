@@ -29,8 +29,6 @@ from typing import TypeVar
 
 from ..kernel import (
     CANDIDATE_OPERATOR_SET,
-    COMPUTE_BUDGET_V1,
-    SEARCH_GATE_V1,
     BudgetCharge,
     BudgetLimits,
     BudgetPolicyRow,
@@ -46,8 +44,9 @@ from ..kernel import (
     SearchGatePolicy,
     SearchGateStatus,
 )
-from ..kernel.budget import LIMIT_FIELDS, budget_verdict
+from ..kernel.budget import COMPUTE_BUDGET_IN_FORCE, LIMIT_FIELDS, budget_verdict
 from ..kernel.checks import code, version
+from ..kernel.gate import SEARCH_GATE_IN_FORCE
 from ..kernel.identity import MAX_SAFE_INT
 
 POLICY_FILE_FORMAT = "practice_loop.policy_file.v1"
@@ -357,7 +356,7 @@ def kernel_policy(table: BudgetTable) -> ComputeBudgetPolicy | RecordError:
         return error
 
 
-VERSION_IN_FORCE = table_of(COMPUTE_BUDGET_V1)
+VERSION_IN_FORCE = table_of(COMPUTE_BUDGET_IN_FORCE)
 
 
 # --------------------------------------------------------------------------------------------
@@ -489,7 +488,7 @@ def kernel_gate_policy(table: GateTable) -> SearchGatePolicy | RecordError:
         return error
 
 
-GATE_IN_FORCE = gate_table_of(SEARCH_GATE_V1)
+GATE_IN_FORCE = gate_table_of(SEARCH_GATE_IN_FORCE)
 
 
 # --------------------------------------------------------------------------------------------

@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import Any
 
 from ..kernel import (
-    COMPUTE_BUDGET_V1,
     BudgetCharge,
     ComputeBudgetDecision,
     ComputeBudgetPolicy,
@@ -23,7 +22,7 @@ from ..kernel import (
     SearchGateStatus,
     decide_compute_budget,
 )
-from ..kernel.budget import BUDGET_POLICIES
+from ..kernel.budget import BUDGET_POLICIES, COMPUTE_BUDGET_IN_FORCE
 from ..kernel.operators import MISSING_ROLE_CANDIDATE_POLICY, attempt_charge_failure
 from ..kernel.search_run import admission_failure, admit_within_ceiling
 from .policy_file import (
@@ -173,8 +172,8 @@ def _identities_follow_version(
     if table.rows == VERSION_IN_FORCE.rows and table.version == VERSION_IN_FORCE.version:
         return []
     found = []
-    if policy.policy_id == COMPUTE_BUDGET_V1.policy_id:
-        found.append("the table's policy_id equals compute_budget.v1's")
+    if policy.policy_id == COMPUTE_BUDGET_IN_FORCE.policy_id:
+        found.append(f"the table's policy_id equals {COMPUTE_BUDGET_IN_FORCE.version}'s")
     for gate in _gates(examples):
         if _decide(gate, policy).budget_id == decide_compute_budget(gate).budget_id:
             found.append(f"gate {gate.decision_id[:12]}: the same budget_id under both versions")
@@ -395,7 +394,7 @@ def table_differences(
 
 
 def generated_differences(
-    policy: ComputeBudgetPolicy, examples: int, other: ComputeBudgetPolicy = COMPUTE_BUDGET_V1
+    policy: ComputeBudgetPolicy, examples: int, other: ComputeBudgetPolicy = COMPUTE_BUDGET_IN_FORCE
 ) -> list[Difference]:
     """Each gate status and reason whose grant differs from ``other``'s on generated gates,
     with one example gate."""

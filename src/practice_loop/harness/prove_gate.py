@@ -23,7 +23,6 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..kernel import (
-    SEARCH_GATE_V1,
     AssessmentStatus,
     GateReason,
     RecordError,
@@ -34,7 +33,7 @@ from ..kernel import (
     decide_search_gate,
 )
 from ..kernel import gate as gate_module
-from ..kernel.gate import FAIL_CLOSED_REASONS
+from ..kernel.gate import FAIL_CLOSED_REASONS, SEARCH_GATE_IN_FORCE
 from .policy_file import GATE_IN_FORCE, SEARCHABLE_KINDS, GateTable, gate_table_of
 from .policy_invariants import Difference, Invariant, generated_chains
 
@@ -189,11 +188,11 @@ def _identities_follow_version(
     table: GateTable, policy: SearchGatePolicy | None, examples: int
 ) -> list[str]:
     assert policy is not None
-    if policy == SEARCH_GATE_V1:
+    if policy == SEARCH_GATE_IN_FORCE:
         return []
     found = []
-    if policy.policy_id == SEARCH_GATE_V1.policy_id:
-        found.append("the policy's policy_id equals search_gate.v1's")
+    if policy.policy_id == SEARCH_GATE_IN_FORCE.policy_id:
+        found.append(f"the policy's policy_id equals {SEARCH_GATE_IN_FORCE.version}'s")
     for chain, decision, budget, _defect in _decided(policy, examples):
         if decision.decision_id == chain.gate.decision_id:
             found.append(f"context {chain.gate.input_digest[:12]}: the same decision_id")
@@ -301,7 +300,7 @@ def gate_table_differences(table: GateTable, other: GateTable = GATE_IN_FORCE) -
 
 
 def gate_generated_differences(
-    policy: SearchGatePolicy, examples: int, other: SearchGatePolicy = SEARCH_GATE_V1
+    policy: SearchGatePolicy, examples: int, other: SearchGatePolicy = SEARCH_GATE_IN_FORCE
 ) -> list[Difference]:
     """Each reason whose decision (status, and the budget it leads to) differs on the
     generated contexts between ``other`` and the candidate, with one example context."""

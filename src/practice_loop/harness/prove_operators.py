@@ -25,6 +25,7 @@ from ..kernel import (
 from ..kernel.budget import BUDGET_POLICIES
 from ..kernel.gate import GATE_POLICIES
 from ..kernel.operators import (
+    CANDIDATE_OPERATOR_SETS,
     OPERATOR_NAME,
     OPERATOR_VERSION,
     OperatorRefusalReason,
@@ -36,8 +37,8 @@ from .policy_invariants import Difference, Invariant, generated_chains
 
 # The operator sets this kernel registers (ADR-0228 §9: the run accepts no other).
 OPERATOR_SETS = {
-    manifest.operator_set_version: manifest
-    for manifest in (EMPTY_OPERATOR_SET, CANDIDATE_OPERATOR_SET)
+    EMPTY_OPERATOR_SET.operator_set_version: EMPTY_OPERATOR_SET,
+    **CANDIDATE_OPERATOR_SETS,
 }
 # ADR-0231 §6: what the one authorized operator may serve.
 AUTHORISED_KINDS = (ResidualKind.MISSING_ROLE.value,)
@@ -155,7 +156,10 @@ def _changed_table_changes_id(
         )
     if manifest is not None and manifest != CANDIDATE_OPERATOR_SET:
         if operator_set_id(manifest) == operator_set_id(CANDIDATE_OPERATOR_SET):
-            found.append("the changed table has candidate_operators.v1's operator_set_id")
+            found.append(
+                f"the changed table has {CANDIDATE_OPERATOR_SET.operator_set_version}'s"
+                " operator_set_id"
+            )
     return found
 
 

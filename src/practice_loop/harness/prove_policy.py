@@ -24,6 +24,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .policy_adopt import (
+    AdoptError,
+    build_patch,
+    patch_path_problem,
+    plan_adoption,
+    write_atomically,
+)
 from .policy_compare import KINDS, AgainstError, Comparison, compare, versions_to_compare
 from .policy_file import PolicyFileError, PolicyTable, load_policy_file
 from .policy_invariants import InvariantResult, InvariantStatus, run_invariants
@@ -318,7 +325,9 @@ def add_subcommand(subparsers: Any) -> argparse.ArgumentParser:
         "and write proof.md and proof.json (docs/proving-policy-versions.md). Exit status: 0 "
         "proven; 1 not proven (each broken invariant is named) or a file is refused with its "
         "reason; 2 a usage error (a file cannot be read, a kind is given twice, a version "
-        "--against names cannot be compared with, or the test extra is not installed).",
+        "--against names cannot be compared with, the test extra is not installed, or the --adopt "
+        "PATCH cannot be written); 3 proven, but --adopt cannot make the patch (the reason is "
+        "named: an anchor line is missing, a version is already registered, ...).",
     )
     parser.add_argument(
         "files",
@@ -357,6 +366,17 @@ def add_subcommand(subparsers: Any) -> argparse.ArgumentParser:
         help="CrossHair diffbehavior's search bound for each comparison, in CPU seconds; 0 "
         f"skips it (default {DEFAULT_CROSSHAIR_SECONDS:g})",
     )
+    parser.add_argument(
+        "--adopt",
+        type=Path,
+        default=None,
+        metavar="PATCH",
+        help="when the set is proven, write to PATCH one unified diff against the current "
+        "commit that registers each new version in the kernel, puts the set in force (with a "
+        "new candidate_operators version when a budget or gate pin moves) and regenerates the "
+        "golden vectors; review it, then `git apply PATCH`. Nothing is applied, and nothing "
+        "is written unless the set is proven",
+    )
     parser.set_defaults(handler=run_command)
     return parser
 
@@ -369,9 +389,18 @@ def _positive_int(text: str) -> int:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    """Exit 0 when proven, 1 when not, 2 on a usage error."""
+    """Exit 0 when proven (and the patch written, with --adopt), 1 when not, 2 on a usage
+    error, 3 when a proven set cannot be adopted."""
     if args.crosshair_seconds < 0:
         print("practice-loop prove-policy: --crosshair-seconds must be >= 0", file=sys.stderr)
+        return 2
+    adopt: Path | None = getattr(args, "adopt", None)
+    # Checked before proving, which takes a while: a patch that cannot be written is a
+    # usage error, not a finding.
+    problem = None if adopt is None else patch_path_problem(adopt)
+    if problem is not None:
+        shown = f"practice-loop prove-policy: cannot write --adopt {adopt}: {problem}"
+        print(shown, file=sys.stderr)
         return 2
     try:
         proof = prove_set(
@@ -399,7 +428,28 @@ def run_command(args: argparse.Namespace) -> int:
         return 2
     _print_summary(proof)
     print(f"reports: {args.out / 'proof.md'}, {args.out / 'proof.json'}")
-    return 0 if proof.proven else 1
+    if not proof.proven:
+        if adopt is not None:
+            print(f"no patch written to {adopt}: the set is not proven")
+        return 1
+    return 0 if adopt is None else _adopt(args.files, adopt)
+
+
+def _adopt(files: Sequence[Path], patch: Path) -> int:
+    """Write the patch that puts the proven set of ``files`` in force."""
+    try:
+        policies = PolicySet.of([load_policy_file(source) for source in files])
+        text = build_patch(plan_adoption(policies))
+    except AdoptError as error:
+        print(f"practice-loop prove-policy: cannot adopt the set: {error}", file=sys.stderr)
+        return 3
+    try:
+        write_atomically(patch, text)
+    except OSError as error:
+        print(f"practice-loop prove-policy: cannot write --adopt {patch}: {error}", file=sys.stderr)
+        return 2
+    print(f"adoption patch: {patch} (review it, then: git apply {patch})")
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

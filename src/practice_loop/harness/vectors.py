@@ -94,6 +94,7 @@ from ..kernel import (
     replay_candidate,
     search_input_for,
 )
+from ..kernel.budget import COMPUTE_BUDGET_IN_FORCE
 from ..kernel.gate import GATE_INPUT_SCHEMA_VERSION, SEARCH_GATE_V1, gate_input_digest
 from ..kernel.identity import MAX_DEPTH, MAX_DOCUMENT_BYTES, MAX_NODES, MAX_TEXT_LENGTH
 from ..kernel.operators import candidate_digest_of
@@ -107,6 +108,7 @@ from ..product.reader import read_question
 from . import catalogue
 from .catalogue import trace as trace_entries
 from .catalogue.forging import (
+    UNREGISTERED_BUDGET_VERSION,
     Small,
     Text,
     attempt,
@@ -1100,7 +1102,8 @@ def _trace_cases(ctx: _Context) -> Iterator[tuple[str, str, dict[str, Any]]]:
         _doc(sealed_trace_bytes(trace_entries.consistent_forgery(ctx[TWO]))))
     # Issue 15: appended last, so that no earlier vector's tcId moves.
     yield ("TraceDocument Genuine",
-        f"{DU} decided under a registered compute_budget.v2 table, declaring compute_budget.v1",
+        f"{DU} decided under a registered {UNREGISTERED_BUDGET_VERSION} table, declaring"
+        f" {COMPUTE_BUDGET_IN_FORCE.version}",
         _doc(sealed_trace_bytes(_stale_budget_trace(ctx))))
     outcome = dataclasses.replace(trace.outcome, explanation="answered: eleven apples")
     yield ("TraceDocument Prose",
@@ -1111,11 +1114,11 @@ def _trace_cases(ctx: _Context) -> Iterator[tuple[str, str, dict[str, Any]]]:
 
 def _stale_budget_trace(ctx: _Context) -> SealedPracticeTrace:
     """direction_unbound's case with the budget decided by the kernel under a candidate
-    ``compute_budget.v2`` (the v1 rows), passed in explicitly as ``practice-loop
-    prove-policy`` does; the run refuses that budget, and the trace is sealed by the kernel
-    with the versions in force (docs/adr/0007 step 2)."""
+    version the kernel does not register (the rows in force), passed in explicitly as
+    ``practice-loop prove-policy`` does; the run refuses that budget, and the trace is sealed
+    by the kernel with the versions in force (docs/adr/0007 step 2)."""
     case = ctx[DU]
-    candidate = ComputeBudgetPolicy("compute_budget.v2", COMPUTE_BUDGET_V1.rows)
+    candidate = ComputeBudgetPolicy(UNREGISTERED_BUDGET_VERSION, COMPUTE_BUDGET_IN_FORCE.rows)
     budget = decide_compute_budget(case.gate, candidate, registered={candidate.version: candidate})
     search_input = search_input_for(case.gate, budget, CANDIDATE_OPERATOR_SET, V2)
     return seal_practice_trace(

@@ -25,6 +25,7 @@ from .assessment import (
     assess,
 )
 from .budget import (
+    COMPUTE_BUDGET_IN_FORCE,
     COMPUTE_BUDGET_POLICY_VERSION,
     COMPUTE_BUDGET_V1,
     BudgetLimits,
@@ -53,6 +54,7 @@ from .frame import (
     problem_frame_digest,
 )
 from .gate import (
+    SEARCH_GATE_IN_FORCE,
     SEARCH_GATE_POLICY_VERSION,
     SEARCH_GATE_V1,
     EligibleReasonRow,
@@ -76,6 +78,8 @@ from .operators import (
     CANDIDATE_OPERATOR_POLICY_VERSION,
     CANDIDATE_OPERATOR_SET,
     CANDIDATE_OPERATOR_SET_ID,
+    CANDIDATE_OPERATOR_SET_V1,
+    CANDIDATE_OPERATOR_SETS,
     MISSING_ROLE_CANDIDATE_POLICY,
     CandidateOperatorInput,
     CandidateOperatorOutcome,
@@ -190,6 +194,7 @@ __all__ = [
     # gate
     "SEARCH_GATE_POLICY_VERSION",
     "SEARCH_GATE_V1",
+    "SEARCH_GATE_IN_FORCE",
     "EligibleReasonRow",
     "GateReason",
     "GateReasonStatus",
@@ -200,6 +205,7 @@ __all__ = [
     # budget
     "COMPUTE_BUDGET_POLICY_VERSION",
     "COMPUTE_BUDGET_V1",
+    "COMPUTE_BUDGET_IN_FORCE",
     "BudgetLimits",
     "BudgetPolicyRow",
     "BudgetReason",
@@ -232,6 +238,8 @@ __all__ = [
     # operators
     "CANDIDATE_OPERATOR_POLICY_VERSION",
     "CANDIDATE_OPERATOR_SET",
+    "CANDIDATE_OPERATOR_SET_V1",
+    "CANDIDATE_OPERATOR_SETS",
     "CANDIDATE_OPERATOR_SET_ID",
     "MISSING_ROLE_CANDIDATE_POLICY",
     "CandidateOperatorInput",

@@ -155,8 +155,14 @@ COMPUTE_BUDGET_V1 = ComputeBudgetPolicy(
 
 # The versions this kernel knows; a policy is honoured only when it is the registered value.
 BUDGET_POLICIES: Mapping[str, ComputeBudgetPolicy] = types.MappingProxyType(
-    {COMPUTE_BUDGET_POLICY_VERSION: COMPUTE_BUDGET_V1}
+    {
+        COMPUTE_BUDGET_V1.version: COMPUTE_BUDGET_V1,
+    }
 )
+
+# The version in force: the one the loop decides under and every default names. Adopting a
+# proven version moves this one line (``practice-loop prove-policy --adopt``).
+COMPUTE_BUDGET_IN_FORCE = COMPUTE_BUDGET_V1
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -172,7 +178,7 @@ class BudgetVerdict(Record):
 def budget_verdict(
     gate_status: SearchGateStatus,
     gate_reason_code: str,
-    policy: ComputeBudgetPolicy = COMPUTE_BUDGET_V1,
+    policy: ComputeBudgetPolicy = COMPUTE_BUDGET_IN_FORCE,
 ) -> BudgetVerdict:
     """The table lookup of ``decide_compute_budget`` for a validated gate decision under a
     validated ``policy``: it reads the gate's status and reason code and nothing else (no
@@ -300,7 +306,7 @@ def _decision(
 
 def decide_compute_budget(
     gate_decision: SearchGateDecision,
-    policy: ComputeBudgetPolicy = COMPUTE_BUDGET_V1,
+    policy: ComputeBudgetPolicy = COMPUTE_BUDGET_IN_FORCE,
     *,
     registered: Mapping[str, ComputeBudgetPolicy] = BUDGET_POLICIES,
 ) -> ComputeBudgetDecision:

@@ -202,8 +202,15 @@ SEARCH_GATE_V1 = SearchGatePolicy(
 # The versions this kernel knows; a policy is honoured only when it is the registered value,
 # and a decision validates only under a registered version.
 GATE_POLICIES: Mapping[str, SearchGatePolicy] = types.MappingProxyType(
-    {SEARCH_GATE_POLICY_VERSION: SEARCH_GATE_V1}
+    {
+        SEARCH_GATE_V1.version: SEARCH_GATE_V1,
+    }
 )
+
+# The version in force: the one the loop decides under, every default names and an
+# unsupported policy's refusal is decided under. Adopting a proven version moves this one
+# line (``practice-loop prove-policy --adopt``).
+SEARCH_GATE_IN_FORCE = SEARCH_GATE_V1
 
 
 def registered_gate_policy(policy: object) -> bool:
@@ -422,7 +429,7 @@ def _is_projection(assessment: ContractAssessment, residuals: tuple[ContractResi
 def decide_search_gate(
     assessment: ContractAssessment,
     residuals: tuple[ContractResidual, ...],
-    policy: SearchGatePolicy = SEARCH_GATE_V1,
+    policy: SearchGatePolicy = SEARCH_GATE_IN_FORCE,
 ) -> SearchGateDecision:
     """Decide eligibility for one complete residual context under ``policy``.
 
@@ -452,7 +459,7 @@ def decide_search_gate(
         decided_under = policy
         detail = found.describe() if found is not None else ""
     else:
-        reason, decided_under = GateReason.POLICY_UNSUPPORTED, SEARCH_GATE_V1
+        reason, decided_under = GateReason.POLICY_UNSUPPORTED, SEARCH_GATE_IN_FORCE
         detail = f"not the registered gate policy {_shown_version(policy)}".rstrip()
     residual_ids = tuple(residual.residual_id for residual in valid_residuals)
     status = decided_under.status_for(reason)

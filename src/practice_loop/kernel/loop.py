@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from .answer import decide_answer
 from .assessment import AssessmentStatus, ContractAssessment, assess
-from .budget import COMPUTE_BUDGET_V1, decide_compute_budget
+from .budget import COMPUTE_BUDGET_IN_FORCE, decide_compute_budget
 from .checks import RecordError
 from .frame import ProblemFrame, problem_frame_digest
-from .gate import SEARCH_GATE_V1, decide_search_gate
+from .gate import SEARCH_GATE_IN_FORCE, decide_search_gate
 from .operators import (
     CANDIDATE_OPERATOR_SET,
     MISSING_ROLE_CANDIDATE_POLICY,
@@ -47,8 +47,8 @@ from .trace import (
 _CONSTANTS = tuple(
     pin(constant)
     for constant in (
-        SEARCH_GATE_V1,
-        COMPUTE_BUDGET_V1,
+        SEARCH_GATE_IN_FORCE,
+        COMPUTE_BUDGET_IN_FORCE,
         CANDIDATE_OPERATOR_SET,
         MISSING_ROLE_CANDIDATE_POLICY,
     )
@@ -93,8 +93,8 @@ def _stage_records(frame: ProblemFrame) -> dict[str, object] | StageRefusal:
         }
     residuals = project_residuals(assessment)
     assert type(residuals) is tuple  # a validated refused assessment always projects
-    gate = decide_search_gate(assessment, residuals)
-    budget = decide_compute_budget(gate)
+    gate = decide_search_gate(assessment, residuals, SEARCH_GATE_IN_FORCE)
+    budget = decide_compute_budget(gate, COMPUTE_BUDGET_IN_FORCE)
     search_input = search_input_for(
         gate, budget, CANDIDATE_OPERATOR_SET, GEOMETRIC_SEARCH_RUN_V2_POLICY_VERSION
     )

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Annotated, ClassVar, NamedTuple
 
 from .assessment import ContractAssessment
@@ -73,7 +73,9 @@ SCHEMA_VERSIONS = (
     ("geometric_search_run_schema", "geometric_search_run_schema.v1"),
     ("problem_frame", "problem_frame.v1"),
 )
-POLICY_VERSIONS = (
+# candidate_operators.v1's pins; an operator input binds those of the set in force
+# (``POLICY_VERSIONS``, below).
+V1_POLICY_VERSIONS = (
     ("candidate_operator", CANDIDATE_OPERATOR_POLICY_VERSION),
     ("compute_budget", "compute_budget.v1"),
     ("geometric_search_run", "geometric_search_run.v2"),
@@ -130,7 +132,7 @@ MISSING_ROLE_CANDIDATE_POLICY = CandidateOperatorPolicy(
 )
 
 # ADR-0231 §10: the static, closed, one-row operator-set table.
-CANDIDATE_OPERATOR_SET = OperatorSetManifest(
+CANDIDATE_OPERATOR_SET_V1 = OperatorSetManifest(
     CANDIDATE_OPERATOR_SET_VERSION,
     (
         OperatorManifestRow(
@@ -144,7 +146,7 @@ CANDIDATE_OPERATOR_SET = OperatorSetManifest(
             depth=1,
             max_parallelism=1,
             schema_versions=SCHEMA_VERSIONS,
-            policy_versions=POLICY_VERSIONS,
+            policy_versions=V1_POLICY_VERSIONS,
             input_obligations=(
                 "single_grounded_unary_delta_cue",
                 "cue_span_justified_by_residual",
@@ -165,7 +167,26 @@ CANDIDATE_OPERATOR_SET = OperatorSetManifest(
         ),
     ),
 )
+
+# The candidate operator sets this kernel registers, besides the search run's empty set
+# (ADR-0228 §9: the run accepts no other).
+CANDIDATE_OPERATOR_SETS: Mapping[str, OperatorSetManifest] = types.MappingProxyType(
+    {
+        CANDIDATE_OPERATOR_SET_V1.operator_set_version: CANDIDATE_OPERATOR_SET_V1,
+    }
+)
+
+# The set in force: the one the loop runs, every default names and a trace must bind
+# (ADR-0231 §10). Adopting a proven version moves this one line (``practice-loop
+# prove-policy --adopt``).
+CANDIDATE_OPERATOR_SET = CANDIDATE_OPERATOR_SET_V1
 CANDIDATE_OPERATOR_SET_ID = operator_set_id(CANDIDATE_OPERATOR_SET)
+# ADR-0231 §7.2: what an operator input binds are the pins of the set in force's row for the
+# one operator (so that moving a pin moves every input's identity with it).
+_OPERATOR_ROW_IN_FORCE = next(
+    row for row in CANDIDATE_OPERATOR_SET.operators if row.operator_name == OPERATOR_NAME
+)
+POLICY_VERSIONS = _OPERATOR_ROW_IN_FORCE.policy_versions
 
 
 class OperatorRefusalReason(enum.Enum):
@@ -775,7 +796,7 @@ def propose_candidate(
         operator_version=OPERATOR_VERSION,
         operator_provenance=(
             ("candidate_operator", CANDIDATE_OPERATOR_POLICY_VERSION),
-            ("candidate_operators", CANDIDATE_OPERATOR_SET_VERSION),
+            ("candidate_operators", CANDIDATE_OPERATOR_SET.operator_set_version),
             (OPERATOR_NAME, OPERATOR_VERSION),
         ),
         source_residual_id=residual.residual_id,

@@ -59,8 +59,16 @@ SUPPORTED_RUN_POLICY_VERSIONS = (
     GEOMETRIC_SEARCH_RUN_POLICY_VERSION,
     GEOMETRIC_SEARCH_RUN_V2_POLICY_VERSION,
 )
-SUPPORTED_BUDGET_POLICY_VERSIONS = ("compute_budget.v1",)
-SUPPORTED_OPERATOR_SET_VERSIONS = (EMPTY_OPERATOR_SET_VERSION, CANDIDATE_OPERATOR_SET_VERSION)
+# fmt: off
+# One version a line: `prove-policy --adopt` adds a line here (docs/proving-policy-versions.md).
+SUPPORTED_BUDGET_POLICY_VERSIONS = (
+    "compute_budget.v1",
+)
+# fmt: on
+SUPPORTED_OPERATOR_SET_VERSIONS = (
+    EMPTY_OPERATOR_SET_VERSION,
+    CANDIDATE_OPERATOR_SET_VERSION,
+)
 
 
 class RunDisposition(enum.Enum):

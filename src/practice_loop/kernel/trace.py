@@ -18,7 +18,7 @@ from typing import Annotated, Any, ClassVar
 
 from .answer import ANSWER_SCHEMA_VERSION, AnswerRefusal, ProofGatedAnswer, decide_answer
 from .assessment import UNARY_DELTA_ORGAN_VERSION, AssessmentStatus, ContractAssessment
-from .budget import COMPUTE_BUDGET_POLICY_VERSION, ComputeBudgetDecision
+from .budget import COMPUTE_BUDGET_IN_FORCE, ComputeBudgetDecision
 from .checks import (
     Defect,
     FieldCheck,
@@ -33,7 +33,7 @@ from .checks import (
     version_pairs,
 )
 from .frame import ProblemFrame, problem_frame_digest
-from .gate import SEARCH_GATE_POLICY_VERSION, SearchGateDecision
+from .gate import SEARCH_GATE_IN_FORCE, SearchGateDecision
 from .identity import CanonicalizationError, decode_canonical
 from .operators import (
     CANDIDATE_OPERATOR_POLICY_VERSION,
@@ -68,15 +68,16 @@ from .search_run import (
 
 TRACE_SCHEMA_VERSION = "sealed_practice_trace.v1"
 
-# ADR-0226 §7F: the schema and implementation versions a replay needs, names ascending.
+# ADR-0226 §7F: the schema and implementation versions a replay needs, names ascending; the
+# policies are the versions in force.
 TRACE_VERSIONS = (
     ("answer", ANSWER_SCHEMA_VERSION),
     ("candidate_operator", CANDIDATE_OPERATOR_POLICY_VERSION),
-    ("compute_budget", COMPUTE_BUDGET_POLICY_VERSION),
+    ("compute_budget", COMPUTE_BUDGET_IN_FORCE.version),
     ("geometric_search_run", GEOMETRIC_SEARCH_RUN_V2_POLICY_VERSION),
     ("proof", PROOF_SCHEMA_VERSION),
     ("replay", REPLAY_SCHEMA_VERSION),
-    ("search_gate", SEARCH_GATE_POLICY_VERSION),
+    ("search_gate", SEARCH_GATE_IN_FORCE.version),
     ("unary_delta_transition", UNARY_DELTA_ORGAN_VERSION),
 )
 

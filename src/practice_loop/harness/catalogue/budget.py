@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 from ...kernel import (
-    COMPUTE_BUDGET_V1,
+    COMPUTE_BUDGET_IN_FORCE,
     ComputeBudgetPolicy,
     decide_compute_budget,
     decide_search_gate,
 )
 from .entry import Recipes
-from .forging import other_digest, resealed, sealed, tampered
+from .forging import (
+    UNREGISTERED_BUDGET_VERSION,
+    UNREGISTERED_GATE_VERSION,
+    other_digest,
+    resealed,
+    sealed,
+    tampered,
+)
 from .shipped import DU, RI, TWO
 
 # The entries: a table, one entry a few lines (kept out of `ruff format`).
@@ -36,9 +43,11 @@ RECIPES.add("budget-gate-malformed",
     "budget.decide_compute_budget",
     lambda c: decide_compute_budget(tampered(c[DU].gate, status="ELIGIBLE")), DU)
 RECIPES.add("budget-gate-policy-unsupported",
-    "decide_compute_budget: the gate re-sealed under search_gate.v2", "Resealed",
+    f"decide_compute_budget: the gate re-sealed under {UNREGISTERED_GATE_VERSION}", "Resealed",
     "budget.decide_compute_budget",
-    lambda c: decide_compute_budget(resealed(c[DU].gate, policy_version="search_gate.v2")), DU)
+    lambda c: decide_compute_budget(
+        resealed(c[DU].gate, policy_version=UNREGISTERED_GATE_VERSION)
+    ), DU)
 RECIPES.add("budget-gate-identity-mismatch",
     "decide_compute_budget: the gate's decision id replaced after sealing", "Tampered",
     "budget.decide_compute_budget",
@@ -46,9 +55,10 @@ RECIPES.add("budget-gate-identity-mismatch",
         tampered(c[DU].gate, decision_id=other_digest(c[DU].gate.decision_id))
     ), DU)
 RECIPES.add("budget-policy-unregistered",
-    "decide_compute_budget: the v1 rows under the unregistered version compute_budget.v2",
+    "decide_compute_budget: the rows in force under the unregistered version"
+    f" {UNREGISTERED_BUDGET_VERSION}",
     "Forged", "budget.decide_compute_budget",
     lambda c: decide_compute_budget(
-        c[DU].gate, ComputeBudgetPolicy("compute_budget.v2", COMPUTE_BUDGET_V1.rows)
+        c[DU].gate, ComputeBudgetPolicy(UNREGISTERED_BUDGET_VERSION, COMPUTE_BUDGET_IN_FORCE.rows)
     ), DU)
 # fmt: on

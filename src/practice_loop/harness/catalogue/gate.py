@@ -18,7 +18,7 @@ from ...kernel import (
     project_residuals,
 )
 from .entry import Recipes
-from .forging import other_digest, sealed, tampered
+from .forging import UNREGISTERED_GATE_VERSION, other_digest, sealed, tampered
 from .shipped import DU, RI, TWO
 
 # The entries: a table, one entry a few lines (kept out of `ruff format`).
@@ -94,11 +94,11 @@ RECIPES.add("gate-residual-without-evidence",
     "Genuine", "gate.decide_search_gate", lambda c: _gate_of(_empty_frame()))
 RECIPES.add("gate-policy-unsupported",
     "decide_search_gate: direction_unbound's genuine context under v1's tables renamed"
-    " search_gate.v2, a version the kernel has not registered", "Genuine",
+    f" {UNREGISTERED_GATE_VERSION}, a version the kernel has not registered", "Genuine",
     "gate.decide_search_gate",
     lambda c: decide_search_gate(
         c[DU].assessment,
         c[DU].trace.residuals,
-        dataclasses.replace(SEARCH_GATE_V1, version="search_gate.v2"),
+        dataclasses.replace(SEARCH_GATE_V1, version=UNREGISTERED_GATE_VERSION),
     ), DU)
 # fmt: on

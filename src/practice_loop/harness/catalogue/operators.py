@@ -28,6 +28,7 @@ from ...kernel import (
 from ...kernel.operators import POLICY_VERSIONS, SCHEMA_VERSIONS
 from .entry import HASHABLE, Entry, Recipes, corruption, operator_refused, s17, s73
 from .forging import (
+    UNREGISTERED_OPERATOR_SET_VERSION,
     V2,
     ZERO_LIMITS,
     Attack,
@@ -343,8 +344,8 @@ ENTRIES = (
         "the run forged naming another operator set id", "operator_set_mismatch",
         _op_forged(run={"operator_set_id": other_digest(CANDIDATE_OPERATOR_SET_ID)}), s73(14)),
     _operator("17.18-run-operator-set-version", s17(18),
-        "the run forged naming candidate_operators.v2", "operator_set_mismatch",
-        _op_forged(run={"operator_set_version": "candidate_operators.v2"}), s73(15)),
+        f"the run forged naming {UNREGISTERED_OPERATOR_SET_VERSION}", "operator_set_mismatch",
+        _op_forged(run={"operator_set_version": UNREGISTERED_OPERATOR_SET_VERSION}), s73(15)),
     _operator("17.19-input-digest-forged", s17(19), "the input's own digest changed after sealing",
         "identity_mismatch", _op_input_tampered(input_digest="0" * 64)),
     _operator("17.19-input-field-changed-after-sealing", s17(19),

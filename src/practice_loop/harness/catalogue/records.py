@@ -25,7 +25,7 @@ from ...kernel.frame import MAX_FRAME_ITEMS
 from ...kernel.identity import MAX_TEXT_LENGTH
 from ...kernel.operators import SCHEMA_VERSIONS
 from .entry import Recipes
-from .forging import inspected, other_digest, tampered
+from .forging import UNREGISTERED_GATE_VERSION, inspected, other_digest, tampered
 from .shipped import DU, RI, TWO
 
 # The entries: a table, one entry a few lines (kept out of `ruff format`).
@@ -82,8 +82,9 @@ for _name, _comment, _kind, _value_of in (
     ("defect-budget-policy-not-a-version", "the budget's policy version 'Compute-Budget'",
         ComputeBudgetDecision,
         lambda c: tampered(c[DU].budget, policy_version="Compute-Budget")),
-    ("defect-gate-policy-v2", "the gate's policy version search_gate.v2", SearchGateDecision,
-        lambda c: tampered(c[DU].gate, policy_version="search_gate.v2")),
+    ("defect-gate-policy-v2", f"the gate's policy version {UNREGISTERED_GATE_VERSION}",
+        SearchGateDecision,
+        lambda c: tampered(c[DU].gate, policy_version=UNREGISTERED_GATE_VERSION)),
     ("defect-gate-reason-not-a-code", "the gate's reason code 'Eligible Missing Role'",
         SearchGateDecision,
         lambda c: tampered(c[DU].gate, reason_code="Eligible Missing Role")),

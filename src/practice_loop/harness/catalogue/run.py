@@ -31,6 +31,8 @@ from ...kernel import (
 )
 from .entry import HASHABLE, Expected, Recipes, corruption, run, run_refused, s9, s16
 from .forging import (
+    UNREGISTERED_BUDGET_VERSION,
+    UNREGISTERED_GATE_VERSION,
     ZERO_LIMITS,
     Attack,
     attempt,
@@ -189,7 +191,7 @@ ENTRIES = (
     corruption("ADR-0228/16.3-budget-names-another-gate-policy", _OPEN, s16(3),
         "the budget re-sealed naming another gate policy version",
         run_refused("invalid_input", "budget_gate_policy_mismatch"),
-        lambda c: with_budget(c, resealed(c.budget, gate_policy_version="search_gate.v2")),
+        lambda c: with_budget(c, resealed(c.budget, gate_policy_version=UNREGISTERED_GATE_VERSION)),
         s9(7)),
     corruption("ADR-0228/16.3-budget-names-another-gate-input", _OPEN, s16(3),
         "the budget re-sealed naming another gate input digest",
@@ -255,12 +257,13 @@ ENTRIES = (
     corruption("ADR-0228/16.5-gate-policy-version-unsupported", _OPEN, s16(5),
         "the gate re-sealed under a policy version the run does not support",
         run_refused("invalid_input", "gate_policy_version_unsupported"),
-        lambda c: open_run(c, gate_decision=resealed(c.gate, policy_version="search_gate.v2"))),
+        lambda c: open_run(
+            c, gate_decision=resealed(c.gate, policy_version=UNREGISTERED_GATE_VERSION))),
     corruption("ADR-0228/16.5-budget-policy-version-unsupported", _OPEN, s16(5),
         "the budget re-sealed under a policy version the run does not support",
         run_refused("invalid_input", "budget_policy_version_unsupported"),
         lambda c: open_run(
-        c, budget_decision=resealed(c.budget, policy_version="compute_budget.v2")
+        c, budget_decision=resealed(c.budget, policy_version=UNREGISTERED_BUDGET_VERSION)
         ), s9(10)),
     corruption("ADR-0228/16.5-operator-set-version-unsupported", _OPEN, s16(5),
         "an empty operator set under a version the run does not support",
@@ -477,7 +480,8 @@ for _name, _comment, _flags, _function, _build in (
         _OPEN, "ADR-0228/9.11-input-of-another-type"),
     ("run-gate-status-a-string", "the gate's status replaced by the string 'ELIGIBLE'", "Tampered",
         _OPEN, "ADR-0228/9.11-gate-status-a-bare-string"),
-    ("run-gate-policy-unsupported", "the gate re-sealed under search_gate.v2", "Resealed", _OPEN,
+    ("run-gate-policy-unsupported", f"the gate re-sealed under {UNREGISTERED_GATE_VERSION}",
+        "Resealed", _OPEN,
         "ADR-0228/16.5-gate-policy-version-unsupported"),
     ("run-gate-identity-mismatch", "the gate's input digest replaced after sealing", "Tampered",
         _OPEN, "ADR-0228/16.3-gate-id-does-not-reproduce"),
@@ -485,7 +489,8 @@ for _name, _comment, _flags, _function, _build in (
         "Resealed", _OPEN, "ADR-0228/16.6-negative-max-steps"),
     ("run-budget-of-another-type", "the gate decision handed over as the budget", "ForeignType",
         _OPEN, "ADR-0228/9.11-budget-of-another-type"),
-    ("run-budget-policy-unsupported", "the budget re-sealed under compute_budget.v2", "Resealed",
+    ("run-budget-policy-unsupported",
+        f"the budget re-sealed under {UNREGISTERED_BUDGET_VERSION}", "Resealed",
         _OPEN, "ADR-0228/16.5-budget-policy-version-unsupported"),
     ("run-budget-id-mismatch", "a budget limit changed after sealing", "Tampered", _OPEN,
         "ADR-0228/16.3-budget-id-does-not-reproduce"),
@@ -493,7 +498,8 @@ for _name, _comment, _flags, _function, _build in (
         "the budget re-sealed naming another gate decision, the input rebound", "Resealed",
         _OPEN, "ADR-0228/16.3-budget-names-another-gate"),
     ("run-budget-names-another-gate-policy",
-        "the budget re-sealed naming search_gate.v2, the input rebound", "Resealed", _OPEN,
+        f"the budget re-sealed naming {UNREGISTERED_GATE_VERSION}, the input rebound",
+        "Resealed", _OPEN,
         "ADR-0228/16.3-budget-names-another-gate-policy"),
     ("run-budget-names-another-gate-input",
         "the budget re-sealed naming another gate input digest, the input rebound", "Resealed",

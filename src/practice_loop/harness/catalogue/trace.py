@@ -6,8 +6,9 @@ from typing import Any
 
 from ...kernel import (
     CANDIDATE_OPERATOR_SET,
+    SEARCH_GATE_IN_FORCE,
+    GateReason,
     SealedPracticeTrace,
-    SearchGateStatus,
     decide_compute_budget,
     open_search_run,
     replay_divergence,
@@ -49,14 +50,14 @@ def cross_identity_forgery(c: Any) -> SealedPracticeTrace:
 
 
 def consistent_forgery(c: Any) -> SealedPracticeTrace:
-    """two_residuals' case with its gate re-sealed BLOCKED (residual_without_evidence) and
-    every later stage the genuine answer to that gate: every cross identity holds, only
-    re-running the case shows the gate is not the one the organ's residuals get."""
+    """two_residuals' case with its gate re-sealed as residual_without_evidence (BLOCKED
+    under search_gate.v1; the status the gate in force gives it) and every later stage the
+    genuine answer to that gate: every cross identity holds, only re-running the case shows
+    the gate is not the one the organ's residuals get."""
     case = c[TWO]
+    reason = GateReason.RESIDUAL_WITHOUT_EVIDENCE
     gate = sealed(
-        case.gate,
-        status=SearchGateStatus.BLOCKED,
-        reason_code="gate_blocked_residual_without_evidence",
+        case.gate, status=SEARCH_GATE_IN_FORCE.status_for(reason), reason_code=reason.value
     )
     budget = decide_compute_budget(gate)
     search_input = search_input_for(gate, budget, CANDIDATE_OPERATOR_SET, V2)
