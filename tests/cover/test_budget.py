@@ -19,8 +19,11 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from practice_loop.kernel import (
+    COMPUTE_BUDGET_IN_FORCE,
     COMPUTE_BUDGET_POLICY_VERSION,
     COMPUTE_BUDGET_V1,
+    SEARCH_GATE_IN_FORCE,
+    SEARCH_GATE_V1,
     AssessmentStatus,
     BudgetLimits,
     BudgetPolicyRow,
@@ -46,6 +49,7 @@ from practice_loop.kernel.budget import (
     _serial,
     _v1_row_or_none,
 )
+from practice_loop.kernel.gate import GATE_POLICIES
 from practice_strategies import (
     Chain,
     chains,
@@ -59,6 +63,14 @@ from practice_strategies import (
     share,
     spans,
     tampered,
+)
+
+# isort: split
+# After the kernel: importing the catalogue first imports the kernel from inside it, and the
+# record strategies' registration (hypothesis_hook), which needs the catalogue, then fails.
+from practice_loop.harness.catalogue.forging import (
+    UNREGISTERED_BUDGET_VERSION,
+    UNREGISTERED_GATE_VERSION,
 )
 
 ALLOWED = ComputeBudgetStatus.BUDGET_ALLOWED
@@ -199,22 +211,37 @@ def test_eligible_row(
     parallelism: int,
     data: st.DataObject,
 ) -> None:
-    """ADR-0227 §8 rows 2-5: an ELIGIBLE gate with a known reason gets exactly its row."""
+    """ADR-0227 §8 rows 2-5: an ELIGIBLE gate with a known reason gets exactly its row: the
+    ADR's literal row under compute_budget.v1, and the in-force table's row by default."""
     chain: Chain = data.draw(chains(GateReason(gate_reason)))
     gate = chain.gate
     assert gate.status is SearchGateStatus.ELIGIBLE and gate.reason_code == gate_reason
-    for budget in (decide_compute_budget(gate), decide_compute_budget(gate, COMPUTE_BUDGET_V1)):
+    assert gate.policy_version == SEARCH_GATE_IN_FORCE.version
+    in_force = COMPUTE_BUDGET_IN_FORCE.row_for(gate_reason)
+    assert in_force is not None  # every table in force budgets the four eligible reasons
+    v1 = decide_compute_budget(gate, COMPUTE_BUDGET_V1)
+    default = decide_compute_budget(gate)
+    for budget, policy_version, reason, limits in (
+        (v1, "compute_budget.v1", reason_code, (candidates, depth, steps, parallelism)),
+        (
+            default,
+            COMPUTE_BUDGET_IN_FORCE.version,
+            in_force.reason_code,
+            _limits(in_force.limits),
+        ),
+    ):
         _assert_sealed(budget)
         assert budget.status is ALLOWED
-        assert budget.reason_code == reason_code
-        assert _limits(budget) == (candidates, depth, steps, parallelism)
+        assert budget.reason_code == reason
+        assert _limits(budget) == limits
         assert budget.max_parallelism == 1
-        assert budget.policy_version == "compute_budget.v1"
+        assert budget.policy_version == policy_version
         assert budget.gate_decision_id == gate.decision_id
-        assert budget.gate_policy_version == "search_gate.v1"
+        assert budget.gate_policy_version == gate.policy_version
         assert budget.gate_input_digest == gate.input_digest
         assert budget.evidence_spans == gate.evidence_spans
-        assert budget == chain.budget
+    # The loop decides under the table in force: the default is that decision.
+    assert default == decide_compute_budget(gate, COMPUTE_BUDGET_IN_FORCE) == chain.budget
 
 
 def _unassessable_gate(make: Callable[[Chain], tuple[Any, Any]]) -> Any:
@@ -226,29 +253,57 @@ def _refused_without_blockers(c: Chain) -> tuple[Any, Any]:
     return ContractAssessment.sealed(**fields), ()
 
 
-# Non-ELIGIBLE gates from real chains: the gate status they carry and how they were made.
+# Non-ELIGIBLE gates from real chains: the gate status search_gate.v1 gives them (ADR-0226),
+# the reason the gate gives and how they were made. The gate is decided under the gate policy
+# in force, which may give the reason another non-ELIGIBLE status.
 NON_ELIGIBLE = [
-    pytest.param("BLOCKED", chains(GateReason.ASSESSMENT_RUNNABLE), id="blocked_runnable"),
-    pytest.param("BLOCKED", chains(GateReason.RESIDUAL_WITHOUT_EVIDENCE), id="blocked_no_evidence"),
-    pytest.param("INELIGIBLE", chains(GateReason.UNCLASSIFIED_RESIDUAL), id="ineligible_hazard"),
-    pytest.param("INELIGIBLE", chains(GateReason.MULTIPLE_RESIDUALS), id="ineligible_multiple"),
+    pytest.param(
+        "BLOCKED",
+        GateReason.ASSESSMENT_RUNNABLE,
+        chains(GateReason.ASSESSMENT_RUNNABLE),
+        id="blocked_runnable",
+    ),
+    pytest.param(
+        "BLOCKED",
+        GateReason.RESIDUAL_WITHOUT_EVIDENCE,
+        chains(GateReason.RESIDUAL_WITHOUT_EVIDENCE),
+        id="blocked_no_evidence",
+    ),
+    pytest.param(
+        "INELIGIBLE",
+        GateReason.UNCLASSIFIED_RESIDUAL,
+        chains(GateReason.UNCLASSIFIED_RESIDUAL),
+        id="ineligible_hazard",
+    ),
+    pytest.param(
+        "INELIGIBLE",
+        GateReason.MULTIPLE_RESIDUALS,
+        chains(GateReason.MULTIPLE_RESIDUALS),
+        id="ineligible_multiple",
+    ),
     pytest.param(
         "UNASSESSABLE",
+        GateReason.ASSESSMENT_MALFORMED,
         _unassessable_gate(lambda c: (None, c.residuals)),
         id="unassessable_assessment_malformed",
     ),
     pytest.param(
         "UNASSESSABLE",
+        GateReason.RESIDUALS_MALFORMED,
         _unassessable_gate(lambda c: (c.assessment, list(c.residuals))),
         id="unassessable_residuals_malformed",
     ),
     pytest.param(
         "UNASSESSABLE",
+        GateReason.RESIDUAL_CONTEXT_MISMATCH,
         eligible_chains().map(lambda c: decide_search_gate(c.assessment, ())),
         id="unassessable_context_mismatch",
     ),
     pytest.param(
-        "UNASSESSABLE", _unassessable_gate(_refused_without_blockers), id="unassessable_no_residual"
+        "UNASSESSABLE",
+        GateReason.NO_RESIDUAL,
+        _unassessable_gate(_refused_without_blockers),
+        id="unassessable_no_residual",
     ),
 ]
 
@@ -259,26 +314,34 @@ NON_ELIGIBLE = [
     "ADR-0226/8.4",
     "LOCAL-0005/budget_codes",
 )
-@pytest.mark.parametrize("gate_status, source", NON_ELIGIBLE)
+@pytest.mark.parametrize("v1_gate_status, gate_reason, source", NON_ELIGIBLE)
 @share(8)
 @given(data=st.data())
 def test_non_eligible_gate_is_blocked_with_zero_limits(
-    gate_status: str, source: Any, data: st.DataObject
+    v1_gate_status: str, gate_reason: GateReason, source: Any, data: st.DataObject
 ) -> None:
-    """ADR-0227 §8 row 1 and §3: any non-ELIGIBLE gate gives BUDGET_BLOCKED, every limit 0."""
+    """ADR-0227 §8 row 1 and §3: any non-ELIGIBLE gate gives BUDGET_BLOCKED, every limit 0,
+    under compute_budget.v1 and under the table in force (the default)."""
+    assert SEARCH_GATE_V1.status_for(gate_reason).value == v1_gate_status
+    gate_status = SEARCH_GATE_IN_FORCE.status_for(gate_reason)
+    assert gate_status is not SearchGateStatus.ELIGIBLE
     drawn = data.draw(source)
     gate = drawn.gate if isinstance(drawn, Chain) else drawn
-    assert gate.status.value == gate_status
-    budget = decide_compute_budget(gate)
-    _assert_sealed(budget)
-    assert budget.status is BLOCKED
-    assert budget.reason_code == f"budget_blocked_gate_{gate_status.lower()}"
-    assert _limits(budget) == (0, 0, 0, 0)
-    assert budget.policy_version == "compute_budget.v1"
-    assert budget.gate_decision_id == gate.decision_id
-    assert budget.gate_policy_version == gate.policy_version
-    assert budget.gate_input_digest == gate.input_digest
-    assert budget.evidence_spans == gate.evidence_spans
+    assert gate.reason_code == gate_reason.value
+    assert gate.status is gate_status
+    for budget, policy_version in (
+        (decide_compute_budget(gate), COMPUTE_BUDGET_IN_FORCE.version),
+        (decide_compute_budget(gate, COMPUTE_BUDGET_V1), "compute_budget.v1"),
+    ):
+        _assert_sealed(budget)
+        assert budget.status is BLOCKED
+        assert budget.reason_code == f"budget_blocked_gate_{gate_status.value.lower()}"
+        assert _limits(budget) == (0, 0, 0, 0)
+        assert budget.policy_version == policy_version
+        assert budget.gate_decision_id == gate.decision_id
+        assert budget.gate_policy_version == gate.policy_version
+        assert budget.gate_input_digest == gate.input_digest
+        assert budget.evidence_spans == gate.evidence_spans
 
 
 @pytest.mark.obligation("ADR-0227/8.eligible_unknown_code")
@@ -292,16 +355,21 @@ def test_non_eligible_gate_is_blocked_with_zero_limits(
     ),
 )
 def test_eligible_gate_with_unknown_reason_is_unassessable(chain: Chain, code: str) -> None:
-    """ADR-0227 §8 last row: ELIGIBLE with an unknown reason code is BUDGET_UNASSESSABLE."""
+    """ADR-0227 §8 last row: ELIGIBLE with an unknown reason code is BUDGET_UNASSESSABLE,
+    under compute_budget.v1 and under the table in force (the default)."""
     assume(code not in {row[0] for row in ADR_0227_TABLE})
+    assume(COMPUTE_BUDGET_IN_FORCE.row_for(code) is None)
     gate = SearchGateDecision.sealed(**fields_for_sealing(chain.gate, reason_code=code))
     assert gate.status is SearchGateStatus.ELIGIBLE and gate.find_defect() is None
-    budget = decide_compute_budget(gate)
-    _assert_fail_closed(budget, "budget_unassessable_unknown_reason_code")
-    assert budget.policy_version == "compute_budget.v1"
-    assert budget.gate_decision_id == gate.decision_id
-    assert budget.gate_input_digest == gate.input_digest
-    assert budget.evidence_spans == gate.evidence_spans
+    for budget, policy_version in (
+        (decide_compute_budget(gate), COMPUTE_BUDGET_IN_FORCE.version),
+        (decide_compute_budget(gate, COMPUTE_BUDGET_V1), "compute_budget.v1"),
+    ):
+        _assert_fail_closed(budget, "budget_unassessable_unknown_reason_code")
+        assert budget.policy_version == policy_version
+        assert budget.gate_decision_id == gate.decision_id
+        assert budget.gate_input_digest == gate.input_digest
+        assert budget.evidence_spans == gate.evidence_spans
 
 
 # --------------------------------------------------------------------------------------------
@@ -335,7 +403,7 @@ def test_budget_id_is_the_adr_payload(budget: ComputeBudgetDecision) -> None:
     assert budget.budget_id == _adr_0227_budget_id(budget)
     assert budget.budget_id == oracle.budget_id(budget)
     assert len(budget.budget_id) == 64 and set(budget.budget_id) <= set("0123456789abcdef")
-    assert budget.status is not ZERO  # v1 registers no zero row
+    assert budget.status is not ZERO  # no registered table has a zero row
 
 
 @pytest.mark.obligation("ADR-0227/13.3", "LOCAL-0003/budget_id_payload")
@@ -366,9 +434,10 @@ def _other_status(status: ComputeBudgetStatus) -> ComputeBudgetStatus:
 
 # Each of the eleven §7 fields with a change of value.
 CHANGES: list[tuple[str, Callable[[Any], Any]]] = [
-    ("policy_version", lambda b: "compute_budget.v2"),
+    # A version no budget is decided under, and one no gate is: never the budget's own.
+    ("policy_version", lambda b: UNREGISTERED_BUDGET_VERSION),
     ("gate_decision_id", lambda b: other_digest(b.gate_decision_id)),
-    ("gate_policy_version", lambda b: "search_gate.v2"),
+    ("gate_policy_version", lambda b: UNREGISTERED_GATE_VERSION),
     ("gate_input_digest", lambda b: other_digest(b.gate_input_digest)),
     ("status", lambda b: _other_status(b.status)),
     ("reason_code", lambda b: b.reason_code + "_x"),
@@ -460,10 +529,13 @@ MALFORMED_GATES: list[tuple[str, Callable[[Any], Any]]] = [
 @given(chain=eligible_chains())
 def test_malformed_gate_is_unassessable(corrupt: Callable[[Any], Any], chain: Chain) -> None:
     """ADR-0227 §8, §13.5: a gate that is not a well-formed record fails closed, zero limits."""
-    budget = decide_compute_budget(corrupt(chain.gate))
-    _assert_fail_closed(budget, "budget_unassessable_gate_malformed")
-    _assert_no_gate(budget)
-    assert budget.policy_version == "compute_budget.v1"
+    for budget, policy_version in (
+        (decide_compute_budget(corrupt(chain.gate)), COMPUTE_BUDGET_IN_FORCE.version),
+        (decide_compute_budget(corrupt(chain.gate), COMPUTE_BUDGET_V1), "compute_budget.v1"),
+    ):
+        _assert_fail_closed(budget, "budget_unassessable_gate_malformed")
+        _assert_no_gate(budget)
+        assert budget.policy_version == policy_version
 
 
 @pytest.mark.obligation("ADR-0227/13.5")
@@ -511,9 +583,17 @@ def test_gate_whose_identity_does_not_reproduce(
 
 @pytest.mark.obligation("ADR-0227/13.5", "ADR-0226/9.10")
 @share(6)
-@given(chain=chains(), version=st.sampled_from(["search_gate.v2", "search_gate.v10", "gate.v1"]))
+@given(
+    chain=chains(),
+    # The next version, the version in force with a digit added (a prefix match would pass
+    # it) and another policy's name.
+    version=st.sampled_from(
+        [UNREGISTERED_GATE_VERSION, f"{SEARCH_GATE_IN_FORCE.version}0", "gate.v1"]
+    ),
+)
 def test_unsupported_gate_policy_is_unassessable(chain: Chain, version: str) -> None:
     """ADR-0227 §4, §9: a gate decided under another policy version is never budgeted."""
+    assert version not in GATE_POLICIES
     for gate in (
         resealed(chain.gate, policy_version=version),
         tampered(chain.gate, policy_version=version),
@@ -559,9 +639,14 @@ UNSUPPORTED_POLICIES = [
         id="v1_with_a_zero_row",
     ),
     pytest.param(
-        ComputeBudgetPolicy("compute_budget.v2", V1_ROWS),
-        "compute_budget.v2",
-        id="v2_with_the_v1_rows",
+        ComputeBudgetPolicy(UNREGISTERED_BUDGET_VERSION, V1_ROWS),
+        UNREGISTERED_BUDGET_VERSION,
+        id="unregistered_version_with_the_v1_rows",
+    ),
+    pytest.param(
+        ComputeBudgetPolicy(UNREGISTERED_BUDGET_VERSION, COMPUTE_BUDGET_IN_FORCE.rows),
+        UNREGISTERED_BUDGET_VERSION,
+        id="unregistered_version_with_the_rows_in_force",
     ),
     pytest.param(
         tampered(COMPUTE_BUDGET_V1, rows=list(V1_ROWS)), "compute_budget.v1", id="v1_rows_as_a_list"
@@ -578,7 +663,8 @@ UNSUPPORTED_POLICIES = [
 @share(12)
 @given(chain=chains())
 def test_unsupported_policy_is_unassessable(policy: Any, shown_version: str, chain: Chain) -> None:
-    """ADR-0227 §6, §9: only the registered compute_budget.v1 value is honoured."""
+    """ADR-0227 §6, §9: only a registered table's value (compute_budget.v1's here) is
+    honoured."""
     for gate in (chain.gate, None):
         budget = decide_compute_budget(gate, policy)  # type: ignore[arg-type]
         _assert_fail_closed(budget, "budget_unassessable_policy_unsupported")
@@ -590,10 +676,15 @@ def test_unsupported_policy_is_unassessable(policy: Any, shown_version: str, cha
 @share(6)
 @given(chain=chains(GateReason.ELIGIBLE_MISSING_ROLE))
 def test_budget_zero_needs_an_unregistered_zero_row(chain: Chain) -> None:
-    """ADR-0227 §5: BUDGET_ZERO needs a zero row; BUDGET_POLICIES registers only v1, so refused."""
-    assert BUDGET_POLICIES == {"compute_budget.v1": COMPUTE_BUDGET_V1}
-    assert all(row.status is not ZERO for row in COMPUTE_BUDGET_V1.rows)
-    for version in ("compute_budget.v1", "compute_budget.v2"):
+    """ADR-0227 §5: BUDGET_ZERO needs a zero row; no registered table has one (v1 is
+    registered with exactly its ADR value), so a table with one is refused under any version."""
+    assert BUDGET_POLICIES["compute_budget.v1"] == COMPUTE_BUDGET_V1
+    assert all(key == policy.version for key, policy in BUDGET_POLICIES.items())
+    assert BUDGET_POLICIES[COMPUTE_BUDGET_IN_FORCE.version] is COMPUTE_BUDGET_IN_FORCE
+    assert all(row.status is not ZERO for p in BUDGET_POLICIES.values() for row in p.rows)
+    # v1, the version in force (the same one until another is adopted) and an unregistered one.
+    versions = ("compute_budget.v1", COMPUTE_BUDGET_IN_FORCE.version, UNREGISTERED_BUDGET_VERSION)
+    for version in dict.fromkeys(versions):
         policy = ComputeBudgetPolicy(version, (ZERO_ROW,) + V1_ROWS[1:])
         assert policy.find_defect() is None
         assert policy.row_for("eligible_missing_role") == ZERO_ROW
@@ -606,8 +697,15 @@ def test_budget_zero_needs_an_unregistered_zero_row(chain: Chain) -> None:
 @share(6)
 @given(chain=chains())
 def test_an_equal_copy_of_v1_is_honoured(chain: Chain) -> None:
-    """ADR-0227 §6: the v1 policy is identified by its value, not by object identity."""
+    """ADR-0227 §6: the v1 policy, and the one in force, are identified by their value, not
+    by object identity."""
     copy = ComputeBudgetPolicy("compute_budget.v1", tuple(V1_ROWS))
+    assert canonical_json(decide_compute_budget(chain.gate, copy).to_json()) == canonical_json(
+        decide_compute_budget(chain.gate, COMPUTE_BUDGET_V1).to_json()
+    )
+    in_force = COMPUTE_BUDGET_IN_FORCE
+    copy = ComputeBudgetPolicy(in_force.version, tuple(in_force.rows))
+    assert copy is not in_force
     assert canonical_json(decide_compute_budget(chain.gate, copy).to_json()) == canonical_json(
         chain.budget.to_json()
     )
@@ -659,13 +757,16 @@ garbage = st.one_of(
 
 
 @pytest.mark.obligation("ADR-0227/13.5", "ADR-0226/9.9")
-@given(gate=garbage, policy=st.one_of(st.just(COMPUTE_BUDGET_V1), garbage))
+@given(
+    gate=garbage,
+    policy=st.one_of(st.sampled_from([COMPUTE_BUDGET_V1, COMPUTE_BUDGET_IN_FORCE]), garbage),
+)
 def test_garbage_never_raises(gate: object, policy: object) -> None:
     """ADR-0227 §13.5: decide_compute_budget always answers; garbage fails closed."""
     budget = decide_compute_budget(gate, policy)  # type: ignore[arg-type]
     expected = (
         "budget_unassessable_gate_malformed"
-        if policy is COMPUTE_BUDGET_V1
+        if policy is COMPUTE_BUDGET_V1 or policy is COMPUTE_BUDGET_IN_FORCE
         else "budget_unassessable_policy_unsupported"
     )
     _assert_fail_closed(budget, expected)
@@ -815,16 +916,23 @@ def test_no_adaptive_scaling(pair: tuple[Chain, Chain]) -> None:
 @given(chain=chains())
 def test_determinism_and_non_mutation(chain: Chain) -> None:
     """ADR-0226 §9, ADR-0227 §3: same gate, same bytes; gate and policy are left untouched."""
+    policies = (COMPUTE_BUDGET_V1, COMPUTE_BUDGET_IN_FORCE)
     gate_bytes = canonical_json(chain.gate.to_json())
-    policy_bytes = canonical_json(COMPUTE_BUDGET_V1.to_json())
+    policy_bytes = [canonical_json(policy.to_json()) for policy in policies]
+    registered = dict(BUDGET_POLICIES)
     first = decide_compute_budget(chain.gate)
-    second = decide_compute_budget(chain.gate, COMPUTE_BUDGET_V1)
+    second = decide_compute_budget(chain.gate, COMPUTE_BUDGET_IN_FORCE)
     assert canonical_json(first.to_json()) == canonical_json(second.to_json())
     assert canonical_json(first.to_json()) == canonical_json(chain.budget.to_json())
+    # compute_budget.v1, given explicitly, is as deterministic.
+    under_v1 = [decide_compute_budget(chain.gate, COMPUTE_BUDGET_V1) for _ in range(2)]
+    assert canonical_json(under_v1[0].to_json()) == canonical_json(under_v1[1].to_json())
     assert canonical_json(chain.gate.to_json()) == gate_bytes
-    assert canonical_json(COMPUTE_BUDGET_V1.to_json()) == policy_bytes
+    assert [canonical_json(policy.to_json()) for policy in policies] == policy_bytes
     assert chain.gate.find_defect() is None
-    assert BUDGET_POLICIES == {"compute_budget.v1": COMPUTE_BUDGET_V1}
+    # Deciding registers nothing and changes no registered table.
+    assert dict(BUDGET_POLICIES) == registered
+    assert BUDGET_POLICIES["compute_budget.v1"] == COMPUTE_BUDGET_V1
 
 
 def test_the_contract_reads_an_unknown_reason_by_value_not_by_object():

@@ -3,7 +3,9 @@
 Proves ADR-0226 §7B / §8.3 and the gate fields of ADR-0227 §4, with the rule order of
 ARCHITECTURE "Gate policy search_gate.v1" (first match wins). Every expected reason, status and
 identity is written out here or recomputed by ``practice_strategies.oracle``; none is read back
-from the kernel's own helpers.
+from the kernel's own helpers. A decision taken under no named policy is the version in
+force's (a proven successor may have been adopted): its status is the one that version's table
+gives, and the same context decided under ``SEARCH_GATE_V1`` gets v1's status written out here.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+from practice_loop.harness.catalogue.forging import UNREGISTERED_GATE_VERSION
 from practice_loop.kernel import (
     AssessmentStatus,
     Blocker,
@@ -36,6 +39,7 @@ from practice_loop.kernel import (
 )
 from practice_loop.kernel.gate import (
     GATE_STATUS_BY_REASON,
+    SEARCH_GATE_IN_FORCE,
     SEARCH_GATE_V1,
     SearchGatePolicy,
     gate_input_digest,
@@ -80,11 +84,12 @@ def _input_digest(assessment: Any | None, residual_ids: tuple[str, ...]) -> str:
     )
 
 
-def _assert_sealed(decision: Any) -> None:
-    """A complete, well-formed record whose identities the oracle reproduces."""
+def _assert_sealed(decision: Any, version: str = SEARCH_GATE_IN_FORCE.version) -> None:
+    """A complete, well-formed record, decided under ``version`` (by default the version in
+    force), whose identities the oracle reproduces."""
     assert type(decision) is SearchGateDecision
     assert decision.find_defect() is None
-    assert decision.policy_version == "search_gate.v1"
+    assert decision.policy_version == version
     assert decision.decision_id == oracle.gate_decision_id(decision)
     assert decision.input_digest == oracle.gate_input_digest(decision)
     assert decision.allowed is (decision.status is SearchGateStatus.ELIGIBLE)
@@ -136,6 +141,21 @@ RULES: list[tuple[GateReason, str, SearchGateStatus]] = [
 ]
 
 
+# The status each reason carries under search_gate.v1 (RULES), and under the gate in force.
+V1_STATUS = {reason: status for reason, _, status in RULES}
+IN_FORCE_STATUS = {row.reason: row.status for row in SEARCH_GATE_IN_FORCE.reason_statuses}
+
+
+def _assert_v1_decides(assessment: Any, residuals: Any, default: SearchGateDecision) -> None:
+    """The context ``default`` was decided on, decided under search_gate.v1 named explicitly:
+    the same reason and context, with v1's status."""
+    v1 = decide_search_gate(assessment, residuals, SEARCH_GATE_V1)
+    _assert_sealed(v1, "search_gate.v1")
+    reason = GateReason(default.reason_code)
+    assert (v1.reason_code, v1.status) == (reason.value, V1_STATUS[reason])
+    assert (v1.input_digest, v1.residual_ids) == (default.input_digest, default.residual_ids)
+
+
 @pytest.mark.obligation("LOCAL-0002/rule_order")
 def test_reason_vocabulary_is_closed_and_in_rule_order() -> None:
     """ADR-0226 §7B: the closed reason set, each with the one status it carries, in rule order."""
@@ -172,7 +192,8 @@ def test_frame_reachable_reason(reason: GateReason, data: st.DataObject) -> None
     gate, assessment, residuals = chain.gate, chain.assessment, chain.residuals
     _assert_sealed(gate)
     assert gate.reason_code == reason.value
-    assert gate.status is GATE_STATUS_BY_REASON[reason]
+    assert gate.status is IN_FORCE_STATUS[reason]
+    _assert_v1_decides(assessment, residuals, gate)
     assert gate.input_digest == _input_digest(assessment, _ids(residuals))
     assert gate.problem_frame_digest == oracle.problem_frame_digest(chain.frame)
     assert gate.contract_assessment_id == assessment.assessment_id
@@ -589,8 +610,9 @@ def test_first_match_wins_over_built_assessments(
     decision = decide_search_gate(assessment, residuals)
     _assert_sealed(decision)
     assert decision.reason_code == expected.value
-    assert decision.status is GATE_STATUS_BY_REASON[expected]
+    assert decision.status is IN_FORCE_STATUS[expected]
     assert decision.residual_ids == _ids(residuals)
+    _assert_v1_decides(assessment, residuals, decision)
 
 
 @pytest.mark.obligation("LOCAL-0002/rule_order", "LOCAL-0002/rule_6")
@@ -611,7 +633,8 @@ def test_hazard_with_several_residuals_is_unclassified(chain: Chain) -> None:
     assert ResidualKind.UNCLASSIFIED in kinds
     assert any(kind is not ResidualKind.UNCLASSIFIED for kind in kinds)
     assert chain.gate.reason_code == GateReason.UNCLASSIFIED_RESIDUAL.value
-    assert chain.gate.status is SearchGateStatus.INELIGIBLE
+    assert chain.gate.status is IN_FORCE_STATUS[GateReason.UNCLASSIFIED_RESIDUAL]
+    _assert_v1_decides(chain.assessment, chain.residuals, chain.gate)
 
 
 @pytest.mark.obligation("LOCAL-0002/rule_6", "ADR-0226/9.12")
@@ -842,9 +865,11 @@ def _policy_claiming(claimed: str) -> SearchGatePolicy:
 _UNREGISTERED = {
     "unregistered-version": (
         SearchGatePolicy(
-            "search_gate.v2", SEARCH_GATE_V1.reason_statuses, SEARCH_GATE_V1.eligible_reasons
+            UNREGISTERED_GATE_VERSION,
+            SEARCH_GATE_V1.reason_statuses,
+            SEARCH_GATE_V1.eligible_reasons,
         ),
-        "search_gate.v2",
+        UNREGISTERED_GATE_VERSION,
     ),
     "not-a-policy": (SimpleNamespace(version="search_gate.v9"), ""),  # nothing is read of it
     "policy-without-version": (SearchGatePolicy.__new__(SearchGatePolicy), ""),

@@ -4,7 +4,8 @@ Proves docs/adr/0002 "Policy as a value": construction refuses every table that 
 of the gate (ADR-0226 §7B, ADR-0227 §4-§5, §8, docs/adr/0001) with its exact field and defect;
 ``policy_id`` is the table's canonical identity; a registered candidate version changes the
 decisions and every identity downstream; an unregistered or malformed policy decides nothing
-and fails closed; and ``search_gate.v1`` is what the gate uses when no policy is named.
+and fails closed; and the version in force (``search_gate.v1`` until a proven successor is
+adopted) is what the gate uses when no policy is named.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from practice_loop.harness.catalogue.forging import UNREGISTERED_GATE_VERSION
 from practice_loop.kernel import (
     COMPUTE_BUDGET_V1,
     ComputeBudgetStatus,
@@ -37,6 +39,7 @@ from practice_loop.kernel import (
 from practice_loop.kernel import gate as gate_module
 from practice_loop.kernel.gate import (
     GATE_POLICIES,
+    SEARCH_GATE_IN_FORCE,
     SEARCH_GATE_V1,
     EligibleReasonRow,
     GateReasonStatus,
@@ -91,8 +94,11 @@ def _policy(version: str = "search_gate.v1", **statuses: SearchGateStatus) -> Se
     )
 
 
-# The candidate: two denials change class, nothing else does.
-V2 = _policy("search_gate.v2", MULTIPLE_RESIDUALS=BLOCKED, RESIDUAL_WITHOUT_EVIDENCE=INELIGIBLE)
+# The candidate: v1 with two denials changing class, nothing else, under a version no kernel
+# registers (an adopted search_gate.v2 may already be).
+V2 = _policy(
+    UNREGISTERED_GATE_VERSION, MULTIPLE_RESIDUALS=BLOCKED, RESIDUAL_WITHOUT_EVIDENCE=INELIGIBLE
+)
 
 
 @contextlib.contextmanager
@@ -124,9 +130,9 @@ def _content_digest(policy: SearchGatePolicy) -> str:
 # Construction: every rule of the tables, refused with its field and defect
 
 
-def test_v1_is_the_adr_table_and_the_only_registered_policy():
-    """docs/adr/0002: search_gate.v1's value is the rule table, row for row, and it is the one
-    version this kernel registers."""
+def test_v1_is_the_adr_table_and_registered_with_it():
+    """docs/adr/0002: search_gate.v1's value is the rule table, row for row, and this kernel
+    registers v1 with exactly that value, and the gate in force under its own version."""
     assert SEARCH_GATE_V1.version == "search_gate.v1"
     assert {row.reason: row.status for row in SEARCH_GATE_V1.reason_statuses} == V1_STATUSES
     assert [row.reason for row in SEARCH_GATE_V1.reason_statuses] == list(GateReason)
@@ -136,8 +142,8 @@ def test_v1_is_the_adr_table_and_the_only_registered_policy():
         ("missing_proposal", "eligible_missing_proposal"),
         ("target_unbound", "eligible_target_unbound"),
     ]
-    assert GATE_POLICIES == {"search_gate.v1": SEARCH_GATE_V1}
-    assert _policy() == SEARCH_GATE_V1
+    assert GATE_POLICIES["search_gate.v1"] == SEARCH_GATE_V1 == _policy()
+    assert GATE_POLICIES[SEARCH_GATE_IN_FORCE.version] is SEARCH_GATE_IN_FORCE
 
 
 @pytest.mark.parametrize("reason", ELIGIBLE_REASONS, ids=lambda r: r.value)
@@ -342,23 +348,24 @@ def test_any_table_or_version_change_changes_the_policy_id():
 def test_a_registered_candidate_changes_the_decision_downstream(
     reason, v1_budget, v2_status, v2_budget, data
 ):
-    """Issue 8: under a registered ``search_gate.v2`` that classes a denial differently, the
+    """Issue 8: under a registered candidate that classes a denial differently from v1, the
     gate's status, its ``decision_id`` and the budget's reason and ``budget_id`` all change;
     the reason and the residual context do not."""
     chain: Chain = data.draw(chains(reason))
-    v1 = decide_search_gate(chain.assessment, chain.residuals)
+    v1 = decide_search_gate(chain.assessment, chain.residuals, SEARCH_GATE_V1)
     v1_budget_decision = decide_compute_budget(v1)
     with registered(V2):
         v2 = decide_search_gate(chain.assessment, chain.residuals, V2)
         v2_budget_decision = decide_compute_budget(v2)
         assert v2.find_defect() is None
     assert (v1.status, v1_budget_decision.reason_code) == (V1_STATUSES[reason], v1_budget)
-    assert (v2.policy_version, v2.status) == ("search_gate.v2", v2_status)
+    assert (v1.policy_version, v2.policy_version) == ("search_gate.v1", V2.version)
+    assert v2.status is v2_status
     assert v2.reason_code == reason.value
     assert v2.input_digest == v1.input_digest and v2.residual_ids == v1.residual_ids
     assert v2.decision_id == oracle.gate_decision_id(v2) != v1.decision_id
     assert v2_budget_decision.reason_code == v2_budget
-    assert v2_budget_decision.gate_policy_version == "search_gate.v2"
+    assert v2_budget_decision.gate_policy_version == V2.version
     assert v2_budget_decision.budget_id != v1_budget_decision.budget_id
 
 
@@ -387,7 +394,8 @@ def test_a_registered_candidate_moves_eligible_identities(data):
 def test_a_decision_validates_under_its_own_registered_policy(chain):
     """docs/adr/0002 "Record invariants": a known reason's status is the one the registered
     policy of the decision's version gives it; an unregistered version is unsupported."""
-    v1_fields = fields_for_sealing(chain.gate, policy_version="search_gate.v2")
+    v1_gate = decide_search_gate(chain.assessment, chain.residuals, SEARCH_GATE_V1)
+    v1_fields = fields_for_sealing(v1_gate, policy_version=V2.version)
     assert _refusal(lambda: SearchGateDecision.sealed(**v1_fields)) == (
         "SearchGateDecision",
         "policy_version",
@@ -433,7 +441,7 @@ def test_an_unregistered_policy_fails_closed(label, policy, data):
     decision = decide_search_gate(chain.assessment, chain.residuals, policy)
     assert decision.find_defect() is None
     assert (decision.policy_version, decision.status, decision.reason_code) == (
-        "search_gate.v1",
+        SEARCH_GATE_IN_FORCE.version,
         UNASSESSABLE,
         "gate_unassessable_policy_unsupported",
     )
@@ -447,20 +455,35 @@ def test_an_unregistered_policy_fails_closed(label, policy, data):
 
 
 # --------------------------------------------------------------------------------------------
-# search_gate.v1 is the default
+# The version in force is the default
+
+
+def _built_anew(policy: SearchGatePolicy) -> SearchGatePolicy:
+    """An equal policy value, every row built again."""
+    return SearchGatePolicy(
+        policy.version,
+        tuple(GateReasonStatus(row.reason, row.status) for row in policy.reason_statuses),
+        tuple(EligibleReasonRow(row.kind, row.reason) for row in policy.eligible_reasons),
+    )
 
 
 @share(4)
 @given(chain=chains(), withhold=st.booleans())
-def test_the_default_policy_is_v1_byte_for_byte(chain, withhold):
-    """Issue 8: naming no policy, naming ``SEARCH_GATE_V1`` and naming an equal value built
-    anew give the same decision, canonical bytes and prose included."""
+def test_the_default_policy_is_the_one_in_force_byte_for_byte(chain, withhold):
+    """Issue 8: naming no policy, naming ``SEARCH_GATE_IN_FORCE`` and naming an equal value
+    built anew give the same decision, canonical bytes and prose included; so do naming
+    ``SEARCH_GATE_V1`` and v1's table written out here."""
     residuals = () if withhold else chain.residuals
     default = decide_search_gate(chain.assessment, residuals)
-    for policy in (SEARCH_GATE_V1, _policy()):
+    for policy in (SEARCH_GATE_IN_FORCE, _built_anew(SEARCH_GATE_IN_FORCE)):
         named = decide_search_gate(chain.assessment, residuals, policy)
         assert named.canonical_bytes() == default.canonical_bytes()
         assert named.decision_id == default.decision_id
+    v1 = decide_search_gate(chain.assessment, residuals, SEARCH_GATE_V1)
+    assert v1.policy_version == "search_gate.v1"
+    assert decide_search_gate(chain.assessment, residuals, _policy()).canonical_bytes() == (
+        v1.canonical_bytes()
+    )
     if not withhold:
         assert default.canonical_bytes() == chain.gate.canonical_bytes()
 

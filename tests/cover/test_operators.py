@@ -19,14 +19,18 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import practice_loop.kernel as kernel
+from practice_loop.harness.catalogue.forging import UNREGISTERED_OPERATOR_SET_VERSION
 from practice_loop.harness.examples import direction_unbound
 from practice_loop.kernel import (
     CANDIDATE_OPERATOR_POLICY_VERSION,
     CANDIDATE_OPERATOR_SET,
     CANDIDATE_OPERATOR_SET_ID,
+    CANDIDATE_OPERATOR_SET_V1,
+    COMPUTE_BUDGET_IN_FORCE,
     EMPTY_OPERATOR_SET,
     GEOMETRIC_SEARCH_RUN_V2_POLICY_VERSION,
     MISSING_ROLE_CANDIDATE_POLICY,
+    SEARCH_GATE_IN_FORCE,
     BudgetCharge,
     CandidateAttempt,
     CandidateOperatorInput,
@@ -62,7 +66,11 @@ from practice_loop.kernel import (
     propose_candidate,
     record_attempts,
 )
-from practice_loop.kernel.operators import POLICY_VERSIONS, SCHEMA_VERSIONS
+from practice_loop.kernel.operators import (
+    CANDIDATE_OPERATOR_SETS,
+    POLICY_VERSIONS,
+    SCHEMA_VERSIONS,
+)
 from practice_loop.kernel.record import inspect_record
 from practice_loop.kernel.search_run import search_input_for
 from practice_strategies import (
@@ -251,23 +259,49 @@ def _bytes(record: Any) -> bytes:
     "ADR-0231/18.only_v1_operator",
     "LOCAL-0008/policy_and_table",
 )
-def test_operator_set_is_exactly_the_one_authorized_row():
-    """ADR-0231 §18.1, §6, §10 and §18 'only missing_role_candidate.v1 is present': one row,
-    with the closed v1 constraints and nothing else."""
-    assert CANDIDATE_OPERATOR_SET.operator_set_version == "candidate_operators.v1"
-    assert len(CANDIDATE_OPERATOR_SET.operators) == 1
-    assert (ROW.operator_name, ROW.operator_version) == (
+def _assert_the_authorized_row(row) -> None:
+    """ADR-0231 §6: the closed constraints of missing_role_candidate.v1, which every set that
+    holds it keeps (widening any of them needs a new ADR)."""
+    assert (row.operator_name, row.operator_version) == (
         "missing_role_candidate",
         "missing_role_candidate.v1",
     )
-    assert ROW.allowed_residual_kinds == ("missing_role",)
-    assert ROW.allowed_residual_codes == ("direction_unbound",)
-    assert ROW.allowed_candidate_organs == ("unary_delta_transition",)
-    assert ROW.max_attempts_per_run == 1
-    assert ROW.budget_charge == BudgetCharge(candidates=1, steps=1)
-    assert (ROW.depth, ROW.max_parallelism) == (1, 1)
-    assert ROW.schema_versions == SCHEMA_VERSIONS
+    assert row.allowed_residual_kinds == ("missing_role",)
+    assert row.allowed_residual_codes == ("direction_unbound",)
+    assert row.allowed_candidate_organs == ("unary_delta_transition",)
+    assert row.max_attempts_per_run == 1
+    assert row.budget_charge == BudgetCharge(candidates=1, steps=1)
+    assert (row.depth, row.max_parallelism) == (1, 1)
+    assert row.schema_versions == SCHEMA_VERSIONS
+
+
+def test_operator_set_is_exactly_the_one_authorized_row():
+    """ADR-0231 §18.1, §6, §10 and §18 'only missing_role_candidate.v1 is present': one row,
+    with the closed v1 constraints and nothing else."""
+    # ADR-0231 §10's table, candidate_operators.v1, registered with exactly that value.
+    assert CANDIDATE_OPERATOR_SET_V1.operator_set_version == "candidate_operators.v1"
+    (v1_row,) = CANDIDATE_OPERATOR_SET_V1.operators
+    _assert_the_authorized_row(v1_row)
+    assert v1_row.policy_versions == (
+        ("candidate_operator", "candidate_operator.v1"),
+        ("compute_budget", "compute_budget.v1"),
+        ("geometric_search_run", "geometric_search_run.v2"),
+        ("search_gate", "search_gate.v1"),
+    )
+    assert CANDIDATE_OPERATOR_SETS["candidate_operators.v1"] == CANDIDATE_OPERATOR_SET_V1
+    # The set in force (v1, or a proven successor put in force) is registered, holds that one
+    # row and nothing else, and pins the budget and gate versions in force.
+    version = CANDIDATE_OPERATOR_SET.operator_set_version
+    assert CANDIDATE_OPERATOR_SETS[version] is CANDIDATE_OPERATOR_SET
+    assert CANDIDATE_OPERATOR_SET.operators == (ROW,)
+    _assert_the_authorized_row(ROW)
     assert ROW.policy_versions == POLICY_VERSIONS
+    assert POLICY_VERSIONS == (
+        ("candidate_operator", "candidate_operator.v1"),
+        ("compute_budget", COMPUTE_BUDGET_IN_FORCE.version),
+        ("geometric_search_run", "geometric_search_run.v2"),
+        ("search_gate", SEARCH_GATE_IN_FORCE.version),
+    )
 
 
 @pytest.mark.obligation("LOCAL-0008/policy_and_table")
@@ -359,7 +393,7 @@ def test_changing_the_set_version_or_adding_a_row_changes_operator_set_id():
     fallback row can be added without changing it."""
     other_row = dataclasses.replace(ROW, operator_name="other_candidate")
     variants = [
-        OperatorSetManifest("candidate_operators.v2", CANDIDATE_OPERATOR_SET.operators),
+        OperatorSetManifest(UNREGISTERED_OPERATOR_SET_VERSION, CANDIDATE_OPERATOR_SET.operators),
         OperatorSetManifest(CANDIDATE_OPERATOR_SET.operator_set_version, (ROW, other_row)),
         OperatorSetManifest(CANDIDATE_OPERATOR_SET.operator_set_version, (other_row, ROW)),
     ]
@@ -393,7 +427,7 @@ def test_input_digest_is_deterministic_and_reproduces(ctx):
     assert operator_input.compute_budget_id == ctx.budget.budget_id
     assert operator_input.geometric_search_run_id == ctx.opened.run_id
     assert operator_input.operator_set_id == CANDIDATE_OPERATOR_SET_ID
-    assert operator_input.operator_set_version == "candidate_operators.v1"
+    assert operator_input.operator_set_version == CANDIDATE_OPERATOR_SET.operator_set_version
     assert operator_input.attempt_index == 0
     for pairs in (operator_input.schema_versions, operator_input.policy_versions):
         names = [name for name, _ in pairs]
@@ -412,7 +446,8 @@ INPUT_CHANGES: dict[str, Any] = {
     "compute_budget_id": "5" * 64,
     "geometric_search_run_id": "6" * 64,
     "operator_set_id": "7" * 64,
-    "operator_set_version": "candidate_operators.v2",
+    # Any version but the set in force's: one no kernel registers.
+    "operator_set_version": UNREGISTERED_OPERATOR_SET_VERSION,
     "attempt_index": 3,
     "schema_versions": SCHEMA_VERSIONS[1:],
     "policy_versions": POLICY_VERSIONS[:-1],
@@ -663,6 +698,15 @@ def _with_tampered_input(ctx: Context, **changes: Any):
     return propose(ctx, operator_input=tampered(ctx.operator_input, **changes))
 
 
+def _denied_in_force(status: SearchGateStatus) -> dict[str, Any]:
+    """A gate denial with ``status`` that the gate in force can decide: how a denial is classed
+    is its policy's choice (docs/adr/0002), and a forged gate must stay a valid record. The
+    last such reason in rule order (under search_gate.v1, multiple residuals for INELIGIBLE
+    and a residual without evidence for BLOCKED)."""
+    reasons = [row.reason for row in SEARCH_GATE_IN_FORCE.reason_statuses if row.status is status]
+    return {"status": status, "reason_code": reasons[-1].value}
+
+
 def _zero_budget(status: ComputeBudgetStatus, reason: str) -> dict[str, Any]:
     limits = dict.fromkeys(("max_candidates", "max_depth", "max_steps", "max_parallelism"), 0)
     return {"status": status, "reason_code": reason, **limits}
@@ -797,10 +841,7 @@ REFUSALS: dict[str, tuple[Callable[[Context], object], OperatorRefusalReason]] =
         lambda c: propose(
             forged(
                 c,
-                gate={
-                    "status": SearchGateStatus.INELIGIBLE,
-                    "reason_code": "gate_ineligible_multiple_residuals",
-                },
+                gate=_denied_in_force(SearchGateStatus.INELIGIBLE),
             )
         ),
         R.GATE_NOT_ELIGIBLE,
@@ -811,10 +852,7 @@ REFUSALS: dict[str, tuple[Callable[[Context], object], OperatorRefusalReason]] =
         lambda c: propose(
             forged(
                 c,
-                gate={
-                    "status": SearchGateStatus.INELIGIBLE,
-                    "reason_code": "gate_ineligible_multiple_residuals",
-                },
+                gate=_denied_in_force(SearchGateStatus.INELIGIBLE),
                 decide_budget=True,
             )
         ),
@@ -824,10 +862,7 @@ REFUSALS: dict[str, tuple[Callable[[Context], object], OperatorRefusalReason]] =
         lambda c: propose(
             forged(
                 c,
-                gate={
-                    "status": SearchGateStatus.BLOCKED,
-                    "reason_code": "gate_blocked_residual_without_evidence",
-                },
+                gate=_denied_in_force(SearchGateStatus.BLOCKED),
             )
         ),
         R.GATE_NOT_ELIGIBLE,
@@ -954,11 +989,13 @@ REFUSALS: dict[str, tuple[Callable[[Context], object], OperatorRefusalReason]] =
         R.OPERATOR_SET_MISMATCH,
     ),
     "run_operator_set_version": (
-        lambda c: propose(forged(c, run={"operator_set_version": "candidate_operators.v2"})),
+        lambda c: propose(
+            forged(c, run={"operator_set_version": UNREGISTERED_OPERATOR_SET_VERSION})
+        ),
         R.OPERATOR_SET_MISMATCH,
     ),
     "input_operator_set_version": (
-        lambda c: _with_input(c, operator_set_version="candidate_operators.v2"),
+        lambda c: _with_input(c, operator_set_version=UNREGISTERED_OPERATOR_SET_VERSION),
         R.OPERATOR_SET_MISMATCH,
     ),
     # §7.3.16-18 / §18.10

@@ -19,6 +19,7 @@ from practice_loop.harness.examples import (
 )
 from practice_loop.kernel import (
     CANDIDATE_OPERATOR_SET,
+    CANDIDATE_OPERATOR_SET_V1,
     MISSING_ROLE_CANDIDATE_POLICY,
     AnswerRefusal,
     BudgetCharge,
@@ -253,8 +254,9 @@ def test_the_manifest_row_carries_exactly_the_declarations_the_adr_names():
     """docs/adr/0008, Policy and table: the one row of ``candidate_operators.v1`` declares the
     fixed kinds, organs, codes, charge, depth, input obligations, shape, ordering, forbidden
     side effects and replay obligations, and the policy's eleven forbidden authority paths."""
-    assert CANDIDATE_OPERATOR_SET.operator_set_version == "candidate_operators.v1"
-    (row,) = CANDIDATE_OPERATOR_SET.operators
+    # The ADR's table is v1's, named explicitly: a proven successor may be the set in force.
+    assert CANDIDATE_OPERATOR_SET_V1.operator_set_version == "candidate_operators.v1"
+    (row,) = CANDIDATE_OPERATOR_SET_V1.operators
     assert (row.operator_name, row.operator_version) == (
         "missing_role_candidate",
         "missing_role_candidate.v1",
@@ -282,6 +284,9 @@ def test_the_manifest_row_carries_exactly_the_declarations_the_adr_names():
     )
     assert row.replay_obligations == ("contract_replay", "proof_replay")
     assert len(row.schema_versions) == 5 and len(row.policy_versions) == 4
+    # The set in force holds that same one row, up to the versions it pins (ADR-0231 §10).
+    (in_force,) = CANDIDATE_OPERATOR_SET.operators
+    assert dataclasses.replace(in_force, policy_versions=row.policy_versions) == row
     policy = MISSING_ROLE_CANDIDATE_POLICY
     assert policy.determinism_requirements == (
         "canonical_identity",

@@ -15,6 +15,12 @@ import pytest
 
 from practice_loop import cli
 from practice_loop.harness import prove_budget
+from practice_loop.harness.catalogue.forging import (
+    UNREGISTERED_BUDGET_VERSION,
+    UNREGISTERED_GATE_VERSION,
+    UNREGISTERED_OPERATOR_SET_VERSION,
+)
+from practice_loop.harness.policy_examples import outcome_of, prove_example, read_examples
 from practice_loop.harness.policy_file import (
     ANY_OTHER_REASON,
     MAX_POLICY_FILE_BYTES,
@@ -35,8 +41,8 @@ from practice_loop.harness.prove_budget import (
     check_invariants,
     table_differences,
 )
-from practice_loop.harness.prove_policy import prove_set
 from practice_loop.kernel import (
+    COMPUTE_BUDGET_IN_FORCE,
     COMPUTE_BUDGET_V1,
     ComputeBudgetStatus,
     SearchGateStatus,
@@ -47,10 +53,13 @@ from practice_strategies import resealed
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
 FEW = 30  # generated gates per property: enough to reach every frame-reachable reason
+# Candidates are built from the v1 tables the ADRs give, under a version no kernel registers
+# yet, so each test means the same whichever version a later adoption puts in force.
+BUDGET_V1 = table_of(COMPUTE_BUDGET_V1)
 
 
 def _document(
-    table: BudgetTable = VERSION_IN_FORCE, version: str = "compute_budget.v2"
+    table: BudgetTable = BUDGET_V1, version: str = UNREGISTERED_BUDGET_VERSION
 ) -> dict[str, Any]:
     return {
         "format": POLICY_FILE_FORMAT,
@@ -96,7 +105,9 @@ def _changed(path: str, value: object, document: dict[str, Any] | None = None) -
 def test_the_v2_document_of_the_v1_rows_loads():
     """The loader reads back exactly the table it was written from (issue 8)."""
     table = parse_budget_table(_bytes(_document()), "test")
-    assert table.rows == VERSION_IN_FORCE.rows and table.version == "compute_budget.v2"
+    assert table.rows == BUDGET_V1.rows and table.version == UNREGISTERED_BUDGET_VERSION
+    in_force = parse_budget_table(_bytes(_document(VERSION_IN_FORCE)), "test")
+    assert in_force.rows == VERSION_IN_FORCE.rows
 
 
 def _without(key: str) -> dict[str, Any]:
@@ -255,10 +266,10 @@ def test_the_generated_gates_reach_every_frame_reachable_status():
 def _row_changed(table: BudgetTable, index: int, **changes: Any) -> BudgetTable:
     rows = list(table.rows)
     rows[index] = dataclasses.replace(rows[index], **changes)
-    return dataclasses.replace(table, version="compute_budget.v2", rows=tuple(rows))
+    return dataclasses.replace(table, version=UNREGISTERED_BUDGET_VERSION, rows=tuple(rows))
 
 
-# Each table invariant, and a one-cell change that breaks it (rows in VERSION_IN_FORCE order:
+# Each table invariant, and a one-cell change of v1 that breaks it (rows in table order:
 # the three denied statuses, the four eligible reasons, any other reason).
 BREAKS = [
     ("denied_gate_blocked", 1, {"limits": (0, 0, 1, 0)}),
@@ -274,9 +285,7 @@ BREAKS = [
 @pytest.mark.parametrize(("name", "index", "changes"), BREAKS, ids=[b[0] for b in BREAKS])
 def test_each_table_invariant_fails_on_a_table_that_breaks_it(name, index, changes):
     """A check that cannot fail proves nothing: each table invariant names its breach."""
-    results = {
-        r.name: r for r in check_invariants(_row_changed(VERSION_IN_FORCE, index, **changes), FEW)
-    }
+    results = {r.name: r for r in check_invariants(_row_changed(BUDGET_V1, index, **changes), FEW)}
     assert results[name].status is InvariantStatus.BROKEN
     assert results[name].violations
 
@@ -284,7 +293,7 @@ def test_each_table_invariant_fails_on_a_table_that_breaks_it(name, index, chang
 def test_a_changed_table_under_a_registered_version_is_refused():
     """ADR-0227 §6, ADR-0231 §10: a changed table needs a version of its own."""
     table = dataclasses.replace(
-        _row_changed(VERSION_IN_FORCE, 5, limits=(5, 2, 10, 1)), version="compute_budget.v1"
+        _row_changed(BUDGET_V1, 5, limits=(5, 2, 10, 1)), version="compute_budget.v1"
     )
     results = {r.name: r for r in check_invariants(table, FEW)}
     assert results["changed_table_new_version"].status is InvariantStatus.BROKEN
@@ -294,7 +303,7 @@ def test_a_changed_table_under_a_registered_version_is_refused():
 def test_the_kernel_honours_a_candidate_only_where_it_is_registered():
     """ADR-0227 §8 fail-closed: an unregistered table is BUDGET_UNASSESSABLE with nothing;
     the same table passed as registered is decided by its rows."""
-    candidate = kernel_policy(_row_changed(VERSION_IN_FORCE, 5, limits=(5, 2, 10, 1)))
+    candidate = kernel_policy(_row_changed(BUDGET_V1, 5, limits=(5, 2, 10, 1)))
     assert not isinstance(candidate, Exception)
     gate = next(g for g in _gates(FEW) if g.reason_code == "eligible_missing_proposal")
     refused = decide_compute_budget(gate, candidate)
@@ -303,8 +312,8 @@ def test_the_kernel_honours_a_candidate_only_where_it_is_registered():
     assert refused.max_candidates == refused.max_steps == 0
     honoured = decide_compute_budget(gate, candidate, registered={candidate.version: candidate})
     assert (honoured.max_candidates, honoured.max_depth, honoured.max_steps) == (5, 2, 10)
-    assert honoured.policy_version == "compute_budget.v2"
-    assert honoured.budget_id != decide_compute_budget(gate).budget_id
+    assert honoured.policy_version == UNREGISTERED_BUDGET_VERSION
+    assert honoured.budget_id != decide_compute_budget(gate, COMPUTE_BUDGET_V1).budget_id
 
 
 def _budget_results(table: BudgetTable) -> dict[str, Any]:
@@ -365,7 +374,7 @@ def test_each_budget_property_invariant_fails_against_a_kernel_with_its_rule_bro
 ):
     """Issue 21 done-when: each property invariant of a budget table (ADR-0227 §8, §9;
     ADR-0228 §9; ADR-0231 §7.3) names its breach when the rule it guards is broken."""
-    candidate = _row_changed(VERSION_IN_FORCE, 5, limits=(5, 2, 10, 1))
+    candidate = _row_changed(BUDGET_V1, 5, limits=(5, 2, 10, 1))
     assert _budget_results(candidate)[name].status is InvariantStatus.HELD
     monkeypatch.setattr(prove_budget, attribute, broken)
     result = _budget_results(candidate)[name]
@@ -374,56 +383,41 @@ def test_each_budget_property_invariant_fails_against_a_kernel_with_its_rule_bro
 
 def test_policy_id_changes_with_any_cell_and_the_version():
     """ADR-0231 §10: the table's identity is its content."""
-    base = kernel_policy(dataclasses.replace(VERSION_IN_FORCE, version="compute_budget.v2"))
+    base = kernel_policy(dataclasses.replace(BUDGET_V1, version=UNREGISTERED_BUDGET_VERSION))
     assert not isinstance(base, Exception) and base.policy_id != COMPUTE_BUDGET_V1.policy_id
-    assert kernel_policy(VERSION_IN_FORCE) == COMPUTE_BUDGET_V1
+    assert kernel_policy(BUDGET_V1) == COMPUTE_BUDGET_V1
+    assert kernel_policy(VERSION_IN_FORCE) == COMPUTE_BUDGET_IN_FORCE
     for index in range(3, 7):
-        changed = kernel_policy(_row_changed(VERSION_IN_FORCE, index, limits=(1, 1, 1, 1)))
+        changed = kernel_policy(_row_changed(BUDGET_V1, index, limits=(1, 1, 1, 1)))
         assert not isinstance(changed, Exception)
         assert changed.policy_id != base.policy_id
 
 
 def test_differences_are_listed_row_by_row():
-    """Issue 8: the decision differences from the version in force, over the finite table."""
-    table = _row_changed(VERSION_IN_FORCE, 5, limits=(5, 2, 10, 1))
-    (difference,) = table_differences(table)
+    """Issue 8: the decision differences from another version (v1 here; the version in force
+    by default), over the finite table."""
+    table = _row_changed(BUDGET_V1, 5, limits=(5, 2, 10, 1))
+    (difference,) = table_differences(table, BUDGET_V1)
     assert difference.gate == "ELIGIBLE/eligible_missing_proposal"
     assert "candidates 3" in difference.in_force and "candidates 5" in difference.candidate
     assert table_differences(VERSION_IN_FORCE) == []
 
 
-def _examples() -> list[dict[str, Any]]:
-    document = json.loads((EXAMPLES / "expected.json").read_text("utf-8"))
-    assert document["schema"] == "practice_loop.policy_examples.v1"
-    return document["examples"]
-
-
-@pytest.mark.parametrize("example", _examples(), ids=lambda example: example["file"])
+@pytest.mark.parametrize(
+    "example", read_examples(EXAMPLES)["examples"], ids=lambda example: example["file"]
+)
 def test_each_example_policy_file_gets_its_documented_outcome(example):
     """Issue 8 done-when: the valid example proves with its differences listed; each invalid
-    one fails naming the broken invariant (and its ADR clause) or the refused key."""
-    proved = prove_set(
-        [EXAMPLES / example["file"]], examples=FEW, crosshair_seconds=0, check_golden_vectors=False
-    )
+    one fails naming the broken invariant (and its ADR clause) or the refused key. An
+    adoption moves these outcomes in its patch (prove-policy --adopt)."""
+    proved = prove_example(EXAMPLES / example["file"])
+    assert outcome_of(proved) == example["expected"]
     (proof,) = proved.proofs
-    expected = example["expected"]
-    refusal = None
-    if proof.refusal is not None:
-        refusal = {"reason": proof.refusal.reason.value, "where": proof.refusal.where}
-    assert refusal == expected["refusal"]
-    # The file's own kind's invariants, then those of the set it makes with the versions in
-    # force of the other kinds.
-    results = [*proof.invariants, *proved.cross_policy]
-    broken = [r.name for r in results if r.status is InvariantStatus.BROKEN]
-    assert broken == expected["broken"]
-    assert all(r.clause.startswith(("ADR-", "docs/adr/")) for r in results)
-    # Golden vectors are checked once below, not per example.
-    assert proof.refusal is not None or expected["proven"] is (
-        all(r.status is InvariantStatus.HELD for r in results)
-    )
+    assert all(r.clause.startswith(("ADR-", "docs/adr/")) for r in proved.cross_policy)
+    assert all(r.clause.startswith(("ADR-", "docs/adr/")) for r in proof.invariants)
     # A valid successor lists how it differs from the version in force, unless it has been
     # adopted (prove-policy --adopt) and is that version.
-    if expected["proven"] and proof.comparisons[0].version != proof.version:
+    if example["expected"]["proven"] and proof.comparisons[0].version != proof.version:
         assert proof.differences, "a valid successor lists how it differs"
 
 
@@ -478,8 +472,10 @@ from practice_loop.harness.policy_file import (  # noqa: E402
 from practice_loop.kernel import SEARCH_GATE_V1, GateReason, ResidualKind  # noqa: E402
 from practice_loop.kernel import gate as gate_module  # noqa: E402
 
+GATE_V1 = gate_table_of(SEARCH_GATE_V1)
 
-def _gate_document(table: GateTable = GATE_IN_FORCE, version: str = "search_gate.v2") -> dict:
+
+def _gate_document(table: GateTable = GATE_V1, version: str = UNREGISTERED_GATE_VERSION) -> dict:
     return {
         "format": POLICY_FILE_FORMAT,
         "policy": "search_gate",
@@ -574,9 +570,9 @@ def test_a_gate_file_reads_back_the_kernel_policy_in_any_row_order():
     document["reason_statuses"].reverse()
     table = parse_policy_file(_bytes(document), "test")
     assert isinstance(table, GateTable)
-    assert (table.statuses, table.eligible) == (GATE_IN_FORCE.statuses, GATE_IN_FORCE.eligible)
+    assert (table.statuses, table.eligible) == (GATE_V1.statuses, GATE_V1.eligible)
     assert kernel_gate_policy(table) == SEARCH_GATE_V1
-    assert gate_table_of(SEARCH_GATE_V1).statuses == GATE_IN_FORCE.statuses
+    assert kernel_gate_policy(GATE_IN_FORCE) == gate_module.SEARCH_GATE_IN_FORCE
 
 
 def test_search_gate_v1_keeps_every_gate_invariant():
@@ -591,12 +587,12 @@ def test_search_gate_v1_keeps_every_gate_invariant():
 
 
 def _gate_with(
-    version: str = "search_gate.v2",
+    version: str = UNREGISTERED_GATE_VERSION,
     statuses: dict[GateReason, SearchGateStatus] | None = None,
     eligible: dict[ResidualKind, GateReason] | None = None,
 ) -> GateTable:
-    changed = {**dict(GATE_IN_FORCE.statuses), **(statuses or {})}
-    kinds = {**dict(GATE_IN_FORCE.eligible), **(eligible or {})}
+    changed = {**dict(GATE_V1.statuses), **(statuses or {})}
+    kinds = {**dict(GATE_V1.eligible), **(eligible or {})}
     return GateTable(
         version,
         tuple((reason, changed[reason]) for reason in GateReason),
@@ -682,7 +678,7 @@ def test_gate_differences_are_listed_row_by_row_and_on_generated_contexts():
     """Issue 21: a gate candidate's differences from search_gate.v1, by table and by the
     kernel's decisions (with the budget they lead to) on generated contexts."""
     table = _gate_with(statuses={GateReason.RESIDUAL_WITHOUT_EVIDENCE: G.INELIGIBLE})
-    (row,) = prove_gate.gate_table_differences(table)
+    (row,) = prove_gate.gate_table_differences(table, GATE_V1)
     assert (row.gate, row.in_force, row.candidate) == (
         "gate_blocked_residual_without_evidence",
         "BLOCKED",
@@ -690,7 +686,7 @@ def test_gate_differences_are_listed_row_by_row_and_on_generated_contexts():
     )
     policy = kernel_gate_policy(table)
     assert not isinstance(policy, Exception)
-    (decided,) = prove_gate.gate_generated_differences(policy, FEW)
+    (decided,) = prove_gate.gate_generated_differences(policy, FEW, SEARCH_GATE_V1)
     assert "budget budget_blocked_gate_blocked" in decided.in_force
     assert "budget budget_blocked_gate_ineligible" in decided.candidate
     assert prove_gate.gate_table_differences(GATE_IN_FORCE) == []
@@ -699,11 +695,16 @@ def test_gate_differences_are_listed_row_by_row_and_on_generated_contexts():
 def test_the_command_proves_the_gate_example(tmp_path, capsys):
     """Issue 21: prove-policy accepts a search_gate file instead of refusing its kind."""
     arguments = ["--out", str(tmp_path), "--examples", str(FEW), "--crosshair-seconds", "0"]
-    assert cli.main(["prove-policy", str(EXAMPLES / "search_gate.v2.json"), *arguments]) == 0
+    example = str(EXAMPLES / "search_gate.v2.json")
+    assert cli.main(["prove-policy", example, "--against", "search_gate.v1", *arguments]) == 0
     report = json.loads((tmp_path / "proof.json").read_text("utf-8"))
     (candidate,) = report["candidates"]
     assert candidate["policy"] == "search_gate"
-    assert [c["version"] for c in candidate["comparisons"]] == ["search_gate.v1"]
+    # The version in force first, then v1 unless it is the one in force.
+    in_force = gate_module.SEARCH_GATE_IN_FORCE.version
+    assert [c["version"] for c in candidate["comparisons"]] == list(
+        dict.fromkeys([in_force, "search_gate.v1"])
+    )
     assert "### Differences from search_gate.v1" in (tmp_path / "proof.md").read_text("utf-8")
     invalid = EXAMPLES / "invalid-gate-runnable-ineligible.json"
     assert cli.main(["prove-policy", str(invalid), *arguments]) == 1
@@ -718,12 +719,15 @@ from practice_loop.harness.policy_file import (  # noqa: E402
     OPERATORS_IN_FORCE,
     OperatorTable,
     kernel_operator_set,
+    operator_table_of,
 )
-from practice_loop.kernel import CANDIDATE_OPERATOR_SET  # noqa: E402
+from practice_loop.kernel import CANDIDATE_OPERATOR_SET, CANDIDATE_OPERATOR_SET_V1  # noqa: E402
+
+OPERATORS_V1 = operator_table_of(CANDIDATE_OPERATOR_SET_V1)
 
 
 def _operator_document() -> dict:
-    row = OPERATORS_IN_FORCE.operators[0]
+    row = OPERATORS_V1.operators[0]
     written: dict[str, Any] = {}
     for field in dataclasses.fields(row):
         value = getattr(row, field.name)
@@ -737,7 +741,7 @@ def _operator_document() -> dict:
     return {
         "format": POLICY_FILE_FORMAT,
         "policy": "candidate_operators",
-        "version": "candidate_operators.v2",
+        "version": UNREGISTERED_OPERATOR_SET_VERSION,
         "operators": [written],
     }
 
@@ -816,7 +820,8 @@ def test_an_operator_file_reads_back_the_kernel_set():
     document["version"] = "candidate_operators.v1"
     table = parse_policy_file(_bytes(document), "test")
     assert isinstance(table, OperatorTable)
-    assert kernel_operator_set(table) == CANDIDATE_OPERATOR_SET
+    assert kernel_operator_set(table) == CANDIDATE_OPERATOR_SET_V1
+    assert kernel_operator_set(OPERATORS_IN_FORCE) == CANDIDATE_OPERATOR_SET
 
 
 def _operator_results(table: OperatorTable) -> dict[str, Any]:
@@ -828,15 +833,20 @@ def _operator_results(table: OperatorTable) -> dict[str, Any]:
 
 
 def test_the_registered_operator_set_keeps_every_invariant():
-    """Issue 21: candidate_operators.v1 keeps every invariant of its kind."""
-    results = _operator_results(OPERATORS_IN_FORCE)
-    assert {name: r.status for name, r in results.items()} == {
-        invariant.name: InvariantStatus.HELD for invariant in prove_operators.OPERATOR_INVARIANTS
-    }
+    """Issue 21: candidate_operators.v1, and the set in force, keep every invariant of
+    their kind."""
+    for table in (OPERATORS_V1, OPERATORS_IN_FORCE):
+        results = _operator_results(table)
+        assert {name: r.status for name, r in results.items()} == {
+            invariant.name: InvariantStatus.HELD
+            for invariant in prove_operators.OPERATOR_INVARIANTS
+        }, table.version
 
 
-def _operators_with(version: str = "candidate_operators.v2", **changes: Any) -> OperatorTable:
-    row = dataclasses.replace(OPERATORS_IN_FORCE.operators[0], **changes)
+def _operators_with(
+    version: str = UNREGISTERED_OPERATOR_SET_VERSION, **changes: Any
+) -> OperatorTable:
+    row = dataclasses.replace(OPERATORS_V1.operators[0], **changes)
     return OperatorTable(version, (row,), "test")
 
 
@@ -866,10 +876,10 @@ def test_operator_differences_are_listed_field_by_field():
     changed = _operators_with(depth=2)
     shown = [
         (d.gate, d.in_force, d.candidate)
-        for d in prove_operators.operator_table_differences(changed)
+        for d in prove_operators.operator_table_differences(changed, OPERATORS_V1)
     ]
     assert shown == [
-        ("operator_set_version", "candidate_operators.v1", "candidate_operators.v2"),
+        ("operator_set_version", "candidate_operators.v1", UNREGISTERED_OPERATOR_SET_VERSION),
         ("missing_role_candidate (missing_role_candidate.v1) depth", "1", "2"),
     ]
     assert prove_operators.operator_table_differences(OPERATORS_IN_FORCE) == []

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from practice_loop.harness.examples import shipped_examples
 from practice_loop.kernel import (
-    SEARCH_GATE_V1,
+    SEARCH_GATE_IN_FORCE,
     ContractAssessment,
     SealedPracticeTrace,
     assess,
@@ -373,7 +373,8 @@ def test_a_record_trusted_on_one_thread_is_validated_again_on_another():
 def _pinned_gate_policy():
     from practice_loop.kernel import loop
 
-    (pinned,) = [p for p in loop._CONSTANTS if p.record is SEARCH_GATE_V1]
+    # The loop pins the gate in force (search_gate.v1 until a successor is adopted).
+    (pinned,) = [p for p in loop._CONSTANTS if p.record is SEARCH_GATE_IN_FORCE]
     return pinned
 
 
@@ -385,7 +386,7 @@ def test_a_pinned_constant_is_trusted_only_while_every_field_is_what_was_validat
     assert record_module.admit_pinned(pinned) is False  # outside a call: nothing to trust
     with trust_scope():
         assert record_module.admit_pinned(pinned) is True
-    row = SEARCH_GATE_V1.reason_statuses[0]
+    row = SEARCH_GATE_IN_FORCE.reason_statuses[0]
     genuine = row.status
     other = next(status for status in type(genuine) if status is not genuine)
     object.__setattr__(row, "status", other)
@@ -404,10 +405,10 @@ def test_a_pinned_constant_is_trusted_only_while_every_field_is_what_was_validat
 @pytest.mark.obligation("LOCAL-0013/trust_scoped")
 def test_a_case_under_an_altered_constant_is_judged_by_its_new_content():
     """An in-place change to the shipped gate policy between cases is seen by the next case:
-    the policy no longer equals the registered ``search_gate.v1``, so the gate refuses it."""
+    the policy in force no longer equals its registered value, so the gate refuses it."""
     frame = shipped_examples()[0].frame  # a refused assessment: the case reaches the gate
     genuine_trace = practice_case(frame)
-    row = SEARCH_GATE_V1.reason_statuses[0]
+    row = SEARCH_GATE_IN_FORCE.reason_statuses[0]
     genuine = row.status
     other = next(status for status in type(genuine) if status is not genuine)
     object.__setattr__(row, "status", other)

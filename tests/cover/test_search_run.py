@@ -12,9 +12,11 @@ from hypothesis import strategies as st
 
 from practice_loop.harness.examples import direction_unbound
 from practice_loop.kernel import (
+    COMPUTE_BUDGET_V1,
     EMPTY_OPERATOR_SET,
     GEOMETRIC_SEARCH_RUN_POLICY_VERSION,
     GEOMETRIC_SEARCH_RUN_V2_POLICY_VERSION,
+    SEARCH_GATE_IN_FORCE,
     BudgetCharge,
     BudgetConsumed,
     CandidateAttempt,
@@ -49,6 +51,14 @@ from practice_strategies import (
     share,
     span_sequences,
     tampered,
+)
+
+# isort: split
+# After the kernel: importing the catalogue first imports the kernel from inside it, and the
+# record strategies' registration (hypothesis_hook), which needs the catalogue, then fails.
+from practice_loop.harness.catalogue.forging import (
+    UNREGISTERED_BUDGET_VERSION,
+    UNREGISTERED_GATE_VERSION,
 )
 
 R = RunRefusalReason
@@ -167,17 +177,21 @@ def _assert_refused(refusal: SearchRunRefusal, reason: RunRefusalReason) -> None
     "LOCAL-0004/outcome_table",
 )
 def test_inert_run_of_the_shipped_example_reproduces_exactly():
-    """ADR-0228 §13: the zero-attempt terminal run, every identity recomputed by hand."""
-    chain = build_chain(direction_unbound().frame)
+    """ADR-0228 §13: the zero-attempt terminal run, every identity recomputed by hand. The
+    budget is decided under compute_budget.v1, given explicitly, so that its ceiling is the
+    ADR-0227 §8 row written out below; the gate is the one in force's."""
+    chain = build_chain(direction_unbound().frame, policy=COMPUTE_BUDGET_V1)
     run = run_outcome(chain)
     assert type(run) is GeometricSearchRun
     budget = chain.budget
+    assert budget.policy_version == "compute_budget.v1"
+    assert chain.gate.policy_version == SEARCH_GATE_IN_FORCE.version
     expected_input = {
         "problem_frame_digest": chain.assessment.problem_frame_digest,
         "contract_assessment_id": chain.assessment.assessment_id,
         "residual_ids": [chain.residuals[0].residual_id],
         "gate_decision_id": chain.gate.decision_id,
-        "gate_policy_version": "search_gate.v1",
+        "gate_policy_version": SEARCH_GATE_IN_FORCE.version,
         "gate_input_digest": chain.gate.input_digest,
         "budget_id": budget.budget_id,
         "budget_policy_version": "compute_budget.v1",
@@ -359,9 +373,10 @@ def test_parallelism_other_than_one_is_invalid_input(chain, parallelism):
     _assert_refused(_refusal_of(_rebind(chain, budget)), R.BUDGET_PARALLELISM_NOT_ONE)
 
 
+# Each value differs from the gate's own (no gate is decided under an unregistered version).
 GATE_CROSS_IDENTITIES = [
     ("gate_decision_id", "f" * 64, R.BUDGET_GATE_DECISION_MISMATCH),
-    ("gate_policy_version", "search_gate.v2", R.BUDGET_GATE_POLICY_MISMATCH),
+    ("gate_policy_version", UNREGISTERED_GATE_VERSION, R.BUDGET_GATE_POLICY_MISMATCH),
     ("gate_input_digest", "e" * 64, R.BUDGET_GATE_INPUT_MISMATCH),
 ]
 
@@ -397,7 +412,7 @@ def test_gate_identity_and_version(chain):
     """ADR-0228 §9: the gate must reproduce and be of a supported policy version."""
     forged = tampered(chain.gate, input_digest="0" * 64)
     _assert_refused(_refusal_of(chain, gate_decision=forged), R.GATE_IDENTITY_MISMATCH)
-    newer = resealed(chain.gate, policy_version="search_gate.v2")
+    newer = resealed(chain.gate, policy_version=UNREGISTERED_GATE_VERSION)
     _assert_refused(_refusal_of(chain, gate_decision=newer), R.GATE_POLICY_VERSION_UNSUPPORTED)
     broken = tampered(chain.gate, status="ELIGIBLE")
     _assert_refused(_refusal_of(chain, gate_decision=broken), R.GATE_MALFORMED)
@@ -407,18 +422,19 @@ def test_gate_identity_and_version(chain):
 @given(chain=eligible_chains())
 def test_unsupported_budget_policy_version(chain):
     """ADR-0228 §16 row 5: an unsupported budget policy version."""
-    budget = resealed(chain.budget, policy_version="compute_budget.v2")
+    budget = resealed(chain.budget, policy_version=UNREGISTERED_BUDGET_VERSION)
     _assert_refused(_refusal_of(chain, budget_decision=budget), R.BUDGET_POLICY_VERSION_UNSUPPORTED)
 
 
+# The gate and budget versions are unregistered ones, so never the records' own.
 INPUT_CORRUPTIONS = [
     ("run_policy_version", "geometric_search_run.v9", R.RUN_POLICY_VERSION_UNSUPPORTED),
     ("schema_version", "geometric_search_run_schema.v2", R.SCHEMA_VERSION_UNSUPPORTED),
     ("gate_decision_id", "1" * 64, R.INPUT_GATE_MISMATCH),
-    ("gate_policy_version", "search_gate.v2", R.INPUT_GATE_MISMATCH),
+    ("gate_policy_version", UNREGISTERED_GATE_VERSION, R.INPUT_GATE_MISMATCH),
     ("gate_input_digest", "2" * 64, R.INPUT_GATE_MISMATCH),
     ("budget_id", "3" * 64, R.INPUT_BUDGET_MISMATCH),
-    ("budget_policy_version", "compute_budget.v2", R.INPUT_BUDGET_MISMATCH),
+    ("budget_policy_version", UNREGISTERED_BUDGET_VERSION, R.INPUT_BUDGET_MISMATCH),
     ("problem_frame_digest", "4" * 64, R.PROBLEM_FRAME_MISMATCH),
     ("contract_assessment_id", "5" * 64, R.ASSESSMENT_MISMATCH),
     ("operator_set_id", "6" * 64, R.OPERATOR_SET_MISMATCH),

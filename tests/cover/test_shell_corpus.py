@@ -30,6 +30,7 @@ from typing import Any
 
 import pytest
 
+import practice_loop
 from practice_loop.kernel import TraceFailureCode
 from practice_loop.product.runner import _CONFLICTS, SkipReason, Unjudged
 from practice_loop.product.store import _MESSAGES, DEFAULT_STORE, StoreProblem
@@ -127,10 +128,18 @@ def _cli(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Complete
 def child_env(tmp_path_factory) -> dict[str, str]:
     """The environment of every command: this one without ``CI`` (a case sets it), and with
     byte code cached in a directory of the session's own, so that each of the corpus's
-    hundred-odd interpreters does not compile the package again (nothing is written to src/)."""
+    hundred-odd interpreters does not compile the package again (nothing is written to src/).
+
+    The commands run the package this test imported: its directory goes first on the path,
+    then this one's entries made absolute. A relative entry (``PYTHONPATH=src``) would name a
+    directory under the case's, and the command would run whatever copy is installed, which
+    need not be the tree under test (a patched copy of it, say)."""
     env = {key: value for key, value in os.environ.items() if key != "CI"}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["PYTHONPYCACHEPREFIX"] = str(tmp_path_factory.mktemp("pycache"))
+    package_root = Path(practice_loop.__file__).resolve().parents[1]
+    inherited = [os.path.abspath(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env["PYTHONPATH"] = os.pathsep.join([str(package_root), *inherited])
     return env
 
 

@@ -22,8 +22,9 @@ from practice_loop.harness.examples import shipped_examples
 from practice_loop.kernel import (
     ANSWER_SCHEMA_VERSION,
     CANDIDATE_OPERATOR_SET,
-    COMPUTE_BUDGET_V1,
+    COMPUTE_BUDGET_IN_FORCE,
     GEOMETRIC_SEARCH_RUN_V2_POLICY_VERSION,
+    SEARCH_GATE_IN_FORCE,
     AnswerPath,
     AnswerRefusal,
     AssessmentStatus,
@@ -77,6 +78,14 @@ from practice_strategies import (
     resealed,
     share,
     tampered,
+)
+
+# isort: split
+# After the kernel: importing the catalogue first imports the kernel from inside it, and the
+# record strategies' registration (hypothesis_hook), which needs the catalogue, then fails.
+from practice_loop.harness.catalogue.forging import (
+    UNREGISTERED_BUDGET_VERSION,
+    UNREGISTERED_GATE_VERSION,
 )
 
 F = TraceFailureCode
@@ -644,15 +653,16 @@ def test_other_versions_are_version_unsupported(name):
 # Versions the records carry, tied to the versions the trace declares (issue 15)
 
 
-def _decided_under_budget_v2(trace: SealedPracticeTrace) -> SealedPracticeTrace:
+def _decided_under_a_candidate_budget(trace: SealedPracticeTrace) -> SealedPracticeTrace:
     """The trace's case re-run by the kernel's own stages with the budget decided under a
-    candidate ``compute_budget.v2`` (the v1 rows), passed explicitly as ``practice-loop
-    prove-policy`` passes it; the run refuses that budget, and ``seal_practice_trace`` seals
-    it all with the versions in force, so every identity in it is the kernel's own."""
-    candidate = ComputeBudgetPolicy("compute_budget.v2", COMPUTE_BUDGET_V1.rows)
+    candidate version (the next unregistered one, with the rows in force), passed explicitly
+    as ``practice-loop prove-policy`` passes it; the run refuses that budget, and
+    ``seal_practice_trace`` seals it all with the versions in force, so every identity in it
+    is the kernel's own."""
+    candidate = ComputeBudgetPolicy(UNREGISTERED_BUDGET_VERSION, COMPUTE_BUDGET_IN_FORCE.rows)
     gate = trace.gate_decision
     budget = decide_compute_budget(gate, candidate, registered={candidate.version: candidate})
-    assert budget.policy_version == "compute_budget.v2"
+    assert budget.policy_version == UNREGISTERED_BUDGET_VERSION
     assert budget.status is trace.budget_decision.status
     search_input = search_input_for(gate, budget, CANDIDATE_OPERATOR_SET, V2)
     run = open_search_run(search_input, gate, budget, CANDIDATE_OPERATOR_SET)
@@ -669,17 +679,18 @@ def _decided_under_budget_v2(trace: SealedPracticeTrace) -> SealedPracticeTrace:
     )
 
 
-BUDGET_V2_FAILURES = (
+CANDIDATE_BUDGET_FAILURES = (
     TraceFailure(
         F.VERSION_MISMATCH,
         "budget",
-        "ComputeBudgetDecision.policy_version is 'compute_budget.v2', declared 'compute_budget.v1'",
+        f"ComputeBudgetDecision.policy_version is '{UNREGISTERED_BUDGET_VERSION}', "
+        f"declared '{COMPUTE_BUDGET_IN_FORCE.version}'",
     ),
     TraceFailure(
         F.VERSION_MISMATCH,
         "search_input",
-        "GeometricSearchInput.budget_policy_version is 'compute_budget.v2', "
-        "declared 'compute_budget.v1'",
+        f"GeometricSearchInput.budget_policy_version is '{UNREGISTERED_BUDGET_VERSION}', "
+        f"declared '{COMPUTE_BUDGET_IN_FORCE.version}'",
     ),
 )
 
@@ -687,19 +698,21 @@ BUDGET_V2_FAILURES = (
 @pytest.mark.obligation("LOCAL-0007/verify_versions", "ADR-0226/9.10", "ADR-0226/9.18")
 @pytest.mark.parametrize("trace", [DU, TWO], ids=["searched", "run_refused"])
 def test_a_trace_decided_under_another_budget_version_is_version_mismatch(trace):
-    """0007 step 2, ADR-0226 §9 (issue 15): a trace whose versions say compute_budget.v1
-    while its budget was decided under a registered compute_budget.v2 is not judged by this
+    """0007 step 2, ADR-0226 §9 (issue 15): a trace whose versions name the budget version
+    in force while its budget was decided under a candidate version is not judged by this
     code. Its every identity is consistent (the kernel sealed it, and every cross-identity
     row holds), so before the tie it verified; now loading it gives the trace, and
     verifying that is version_mismatch at exactly the budget and the search input, the two
     stages that carry the budget version."""
-    stale = _decided_under_budget_v2(trace)
+    stale = _decided_under_a_candidate_budget(trace)
     assert stale.versions == TRACE_VERSIONS
     assert _cross_identity_failures(stale) == []  # only the version tie can fail
     loaded = load_sealed_trace(sealed_trace_bytes(stale))
     assert type(loaded) is SealedPracticeTrace and loaded == stale
     for checked in (stale, loaded):
-        assert verify_sealed_trace(checked) == TraceVerification(stale.trace_id, BUDGET_V2_FAILURES)
+        assert verify_sealed_trace(checked) == TraceVerification(
+            stale.trace_id, CANDIDATE_BUDGET_FAILURES
+        )
     assert replay_divergence(loaded) == TraceFailure(
         F.REPLAY_DIVERGED, "budget", "replayed trace differs"
     )
@@ -766,30 +779,32 @@ VERSION_TIE_CASES = {
         ),
     ),
     # Before: cross_identity_mismatch at budget, search_input and operator.
-    "budget_naming_gate_v2": (
+    "budget_naming_an_unregistered_gate": (
         DU,
         lambda t: {
             "budget_decision": ComputeBudgetDecision.sealed(
-                **fields_for_sealing(t.budget_decision, gate_policy_version="search_gate.v2")
+                **fields_for_sealing(
+                    t.budget_decision, gate_policy_version=UNREGISTERED_GATE_VERSION
+                )
             )
         },
         (
             (
                 "budget",
-                "ComputeBudgetDecision.gate_policy_version is 'search_gate.v2', "
-                "declared 'search_gate.v1'",
+                f"ComputeBudgetDecision.gate_policy_version is '{UNREGISTERED_GATE_VERSION}', "
+                f"declared '{SEARCH_GATE_IN_FORCE.version}'",
             ),
         ),
     ),
     # Before: cross_identity_mismatch at replay (no replay names the new reconstruction).
-    "reconstruction_naming_budget_v2": (
+    "reconstruction_naming_an_unregistered_budget": (
         DU,
-        lambda t: _reconstruction_naming(t, "compute_budget", "compute_budget.v2"),
+        lambda t: _reconstruction_naming(t, "compute_budget", UNREGISTERED_BUDGET_VERSION),
         (
             (
                 "operator",
                 "CandidateOperatorResult.reconstruction.policy_versions[compute_budget] is "
-                "'compute_budget.v2', declared 'compute_budget.v1'",
+                f"'{UNREGISTERED_BUDGET_VERSION}', declared '{COMPUTE_BUDGET_IN_FORCE.version}'",
             ),
         ),
     ),

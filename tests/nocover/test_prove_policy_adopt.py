@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from practice_loop.harness import policy_adopt
+from practice_loop.harness.catalogue.forging import next_unregistered_version
 from practice_loop.harness.policy_adopt import (
     AdoptError,
     AdoptReason,
@@ -29,17 +30,43 @@ from practice_loop.harness.policy_adopt import (
 from practice_loop.harness.policy_file import load_policy_file
 from practice_loop.harness.policy_set import PolicySet
 from practice_loop.harness.prove_policy import main
+from practice_loop.kernel import (
+    CANDIDATE_OPERATOR_SETS,
+    COMPUTE_BUDGET_IN_FORCE,
+    SEARCH_GATE_IN_FORCE,
+)
+from practice_loop.kernel.budget import BUDGET_POLICIES
+from practice_loop.kernel.gate import GATE_POLICIES
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "docs" / "examples"
 FAST = ("--examples", "5", "--crosshair-seconds", "0")
 # The fast subset run in the patched tree: every golden vector, and the loop end to end.
 SUBSET = ("tests/cover/test_vectors.py", "tests/cover/test_loop.py")
-VALID = {
-    "compute_budget.v2.json": {"compute_budget.v2", "candidate_operators.v2"},
-    "search_gate.v2.json": {"search_gate.v2", "candidate_operators.v2"},
-    "candidate_operators.v2.json": {"candidate_operators.v2"},
+VALID = ("candidate_operators.v2.json", "compute_budget.v2.json", "search_gate.v2.json")
+REGISTRIES = {
+    "compute_budget": BUDGET_POLICIES,
+    "search_gate": GATE_POLICIES,
+    "candidate_operators": CANDIDATE_OPERATOR_SETS,
 }
+NEXT_OPERATOR_SET = next_unregistered_version("candidate_operators", CANDIDATE_OPERATOR_SETS)
+
+
+def _as_next_version(example: str, directory: Path, *, repin: bool = True) -> Path:
+    """The shipped example under the next free version of its kind (an operator file's pins
+    moved to the versions in force, unless ``repin`` is false). At HEAD this is the shipped
+    file itself; in a tree that has adopted it already, the same table as the next version,
+    so that the suite also passes there."""
+    document = json.loads((EXAMPLES / example).read_text("utf-8"))
+    kind = document["policy"]
+    document["version"] = next_unregistered_version(kind, REGISTRIES[kind])
+    if kind == "candidate_operators" and repin:
+        for row in document["operators"]:
+            row["policy_versions"]["compute_budget"] = COMPUTE_BUDGET_IN_FORCE.version
+            row["policy_versions"]["search_gate"] = SEARCH_GATE_IN_FORCE.version
+    path = directory / f"{document['version']}.json"
+    path.write_text(json.dumps(document, indent=2), "utf-8")
+    return path
 
 
 def _in(tree: Path, *args: str, timeout: int = 600) -> subprocess.CompletedProcess[str]:
@@ -70,7 +97,7 @@ def _fresh_clone(tmp_path: Path) -> Path:
     return tree
 
 
-@pytest.mark.parametrize("example", sorted(VALID))
+@pytest.mark.parametrize("example", VALID)
 def test_a_proven_example_is_adopted_by_a_patch_that_applies_and_passes(
     example: str, tmp_path: Path
 ) -> None:
@@ -79,12 +106,14 @@ def test_a_proven_example_is_adopted_by_a_patch_that_applies_and_passes(
     applied to HEAD, the vectors and the loop pass, and the file is then the version in
     force with no differences."""
     patch = tmp_path / "adopt.patch"
-    status = main(["prove-policy", str(EXAMPLES / example), *FAST, "--out", str(tmp_path / "r")]
+    candidate = _as_next_version(example, tmp_path)
+    status = main(["prove-policy", str(candidate), *FAST, "--out", str(tmp_path / "r")]
                   + ["--adopt", str(patch)])  # fmt: skip
     assert status == 0
     text = patch.read_text("utf-8")
-    for version in VALID[example]:
-        assert f'"{version}"' in text, f"{version} is not registered by the patch"
+    version = json.loads(candidate.read_text("utf-8"))["version"]
+    for registered in {version, NEXT_OPERATOR_SET}:
+        assert f'"{registered}"' in text, f"{registered} is not registered by the patch"
     assert "src/practice_loop/data/vectors/" in text, "the golden vectors were not regenerated"
 
     tree = _fresh_clone(tmp_path)
@@ -97,12 +126,12 @@ def test_a_proven_example_is_adopted_by_a_patch_that_applies_and_passes(
     assert ran.returncode == 0, ran.stdout[-4000:] + ran.stderr[-2000:]
 
     report = tmp_path / "after"
-    proved = _in(tree, "-m", "practice_loop", "prove-policy", str(tree / "docs/examples" / example),
+    proved = _in(tree, "-m", "practice_loop", "prove-policy", str(candidate),
                  *FAST, "--out", str(report))  # fmt: skip
     assert proved.returncode == 0, proved.stdout[-4000:] + proved.stderr[-2000:]
-    candidate = json.loads((report / "proof.json").read_text("utf-8"))["candidates"][0]
-    in_force = candidate["comparisons"][0]
-    assert in_force["version"] == candidate["version"], "the candidate is not in force"
+    proof = json.loads((report / "proof.json").read_text("utf-8"))["candidates"][0]
+    in_force = proof["comparisons"][0]
+    assert in_force["version"] == proof["version"] == version, "the candidate is not in force"
     assert in_force["differences"] == []
 
 
@@ -128,8 +157,9 @@ def test_an_unwritable_patch_path_is_a_usage_error(
     assert not (tmp_path / "r").exists(), "nothing may be proved for an unwritable patch"
 
 
-def _budget_plan() -> tuple[policy_adopt.Adoption, dict[str, str]]:
-    policies = PolicySet.of([load_policy_file(EXAMPLES / "compute_budget.v2.json")])
+def _budget_plan(directory: Path) -> tuple[policy_adopt.Adoption, dict[str, str]]:
+    candidate = _as_next_version("compute_budget.v2.json", directory)
+    policies = PolicySet.of([load_policy_file(candidate)])
     modules = (
         policy_adopt.BUDGET_MODULE,
         policy_adopt.GATE_MODULE,
@@ -140,20 +170,21 @@ def _budget_plan() -> tuple[policy_adopt.Adoption, dict[str, str]]:
 
 
 @pytest.mark.parametrize(
-    ("module", "line"),
+    ("module", "start"),
     [
-        (policy_adopt.BUDGET_MODULE, "COMPUTE_BUDGET_IN_FORCE = COMPUTE_BUDGET_V1"),
+        (policy_adopt.BUDGET_MODULE, "COMPUTE_BUDGET_IN_FORCE = "),
         (policy_adopt.BUDGET_MODULE, policy_adopt.BUDGET_EDITS.registry),
         (policy_adopt.BUDGET_MODULE, policy_adopt.BUDGET_EDITS.before),
         (policy_adopt.SEARCH_RUN_MODULE, "SUPPORTED_BUDGET_POLICY_VERSIONS = ("),
-        (policy_adopt.OPERATORS_MODULE, "CANDIDATE_OPERATOR_SET = CANDIDATE_OPERATOR_SET_V1"),
+        (policy_adopt.OPERATORS_MODULE, "CANDIDATE_OPERATOR_SET = "),
     ],
 )
-def test_a_missing_anchor_is_a_typed_refusal(module: str, line: str) -> None:
+def test_a_missing_anchor_is_a_typed_refusal(module: str, start: str, tmp_path: Path) -> None:
     """Every edit is anchored on an exact line: without it, AdoptError(ANCHOR_MISSING) names
     the module and the line, and no source is returned."""
-    adoption, sources = _budget_plan()
+    adoption, sources = _budget_plan(tmp_path)
     assert adopted_sources(sources, adoption) != sources  # the anchors are there today
+    (line,) = [found for found in sources[module].splitlines() if found.startswith(start)]
     assert sources[module].count(line + "\n") == 1
     edited = {**sources, module: sources[module].replace(line + "\n", "# moved by hand\n")}
     with pytest.raises(AdoptError) as refused:
@@ -163,24 +194,30 @@ def test_a_missing_anchor_is_a_typed_refusal(module: str, line: str) -> None:
     assert line.split(" = ")[0] in str(refused.value)
 
 
-def test_an_operator_file_pinning_other_versions_than_the_set_is_refused() -> None:
+def test_an_operator_file_pinning_other_versions_than_the_set_is_refused(tmp_path: Path) -> None:
     """ADR-0231 §7.2, §10: the set in force's operator pins are what an operator input
     binds, so a set whose operator file pins a budget other than the set's is not adopted."""
-    files = ("compute_budget.v2.json", "candidate_operators.v2.json")
-    policies = PolicySet.of([load_policy_file(EXAMPLES / name) for name in files])
+    files = (
+        _as_next_version("compute_budget.v2.json", tmp_path),
+        _as_next_version("candidate_operators.v2.json", tmp_path, repin=False),
+    )
+    policies = PolicySet.of([load_policy_file(path) for path in files])
     with pytest.raises(AdoptError) as refused:
         plan_adoption(policies)
     assert refused.value.reason is AdoptReason.OPERATOR_PINS_DISAGREE
     assert "compute_budget.v1" in refused.value.detail
 
 
-def test_a_budget_adoption_moves_the_operator_sets_pin_under_the_next_version() -> None:
+def test_a_budget_adoption_moves_the_operator_sets_pin_under_the_next_version(
+    tmp_path: Path,
+) -> None:
     """ADR-0231 §10: a changed table changes operator_set_id, so moving the budget pin makes
     the next free candidate_operators version, every other cell kept."""
-    adoption, _ = _budget_plan()
+    adoption, _ = _budget_plan(tmp_path)
     assert adoption.operators is not None and adoption.operators_derived
-    assert adoption.operators.operator_set_version == "candidate_operators.v2"
+    assert adoption.operators.operator_set_version == NEXT_OPERATOR_SET
     (row,) = adoption.operators.operators
     (in_force,) = policy_adopt.CANDIDATE_OPERATOR_SET.operators
-    assert dict(row.policy_versions)["compute_budget"] == "compute_budget.v2"
+    budget = next_unregistered_version("compute_budget", BUDGET_POLICIES)
+    assert dict(row.policy_versions)["compute_budget"] == budget
     assert dataclasses.replace(row, policy_versions=in_force.policy_versions) == in_force

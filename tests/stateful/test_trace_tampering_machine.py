@@ -24,6 +24,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, invariant, rule
 
+from practice_loop.harness.catalogue.forging import UNREGISTERED_GATE_VERSION
 from practice_loop.kernel import (
     CANDIDATE_OPERATOR_SET,
     EMPTY_OPERATOR_SET,
@@ -544,7 +545,10 @@ TAMPERINGS: dict[str, Tampering] = {
     ),
     "budget_of_a_gate_under_another_policy": Tampering(
         _gated,
-        lambda c: decide_compute_budget(copy_with(c.gate, policy_version="search_gate.v2")),
+        # A gate version no kernel registers (an adopted search_gate.v2 may be registered).
+        lambda c: decide_compute_budget(
+            copy_with(c.gate, policy_version=UNREGISTERED_GATE_VERSION)
+        ),
         lambda c: (
             ComputeBudgetDecision,
             UNASSESSABLE,

@@ -10,7 +10,8 @@ search run's supported versions. A budget or gate version moves a pin of the ope
 row, and a changed table is a new operator set (ADR-0231 §10), so when the set has no
 operator file the patch also registers the next free ``candidate_operators.vN``: the set in
 force with those pins moved. The golden vectors are regenerated in the copy by the copy's
-own ``practice-loop vectors --write``, so the reviewer sees every identity that moves.
+own ``practice-loop vectors --write``, so the reviewer sees every identity that moves, and
+the outcomes of the shipped examples (``docs/examples/expected.json``) proved again there.
 
 Every edit is anchored on an exact source line; a missing anchor, a version that cannot be
 named as a constant, or a rendered value the copy's kernel does not read back with the
@@ -61,6 +62,7 @@ GATE_MODULE = _KERNEL + "gate.py"
 OPERATORS_MODULE = _KERNEL + "operators.py"
 SEARCH_RUN_MODULE = _KERNEL + "search_run.py"
 VECTORS_DIRECTORY = "src/practice_loop/data/vectors"
+EXAMPLES_DIRECTORY = "docs/examples"
 
 
 class AdoptReason(enum.Enum):
@@ -73,6 +75,7 @@ class AdoptReason(enum.Enum):
     OPERATOR_PINS_DISAGREE = "operator_pins_disagree"  # the set's operators pin other versions
     VALUE_NOT_READ_BACK = "value_not_read_back"  # the copy's kernel does not give the proven ids
     VECTORS_NOT_WRITTEN = "vectors_not_written"  # the copy's vectors writer failed
+    EXAMPLES_NOT_REWRITTEN = "examples_not_rewritten"  # the copy's example outcomes failed
     DIFF_FAILED = "diff_failed"
 
 
@@ -467,6 +470,14 @@ from practice_loop.harness.vectors import write_vectors
 write_vectors()
 """
 
+# The examples' outcomes depend on what is registered (a shipped example may now name a
+# taken version): the patch moves them too, so the reviewer sees each one that changes.
+_REWRITE_EXAMPLE_OUTCOMES = f"""
+from pathlib import Path
+from practice_loop.harness.policy_examples import rewrite_outcomes
+rewrite_outcomes(Path({EXAMPLES_DIRECTORY!r}))
+"""
+
 
 def _read_back(copy: Path, adoption: Adoption) -> None:
     """The patched kernel, imported in a fresh interpreter, registers and puts in force each
@@ -512,6 +523,13 @@ def build_patch(adoption: Adoption, root: Path | None = None) -> str:
         if written.returncode != 0:
             raise AdoptError(
                 AdoptReason.VECTORS_NOT_WRITTEN, VECTORS_DIRECTORY, written.stderr.strip()[-2000:]
+            )
+        rewritten = _run_in_copy(copy, _REWRITE_EXAMPLE_OUTCOMES)
+        if rewritten.returncode != 0:
+            raise AdoptError(
+                AdoptReason.EXAMPLES_NOT_REWRITTEN,
+                EXAMPLES_DIRECTORY,
+                rewritten.stderr.strip()[-2000:],
             )
         _git(copy, "add", "-A")
         diff = _git(copy, "diff", "--cached", "--binary", "--no-color", "--no-ext-diff", "HEAD")

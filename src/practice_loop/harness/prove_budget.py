@@ -169,15 +169,18 @@ def _identities_follow_version(
     table: BudgetTable, policy: ComputeBudgetPolicy | None, examples: int
 ) -> list[str]:
     assert policy is not None
-    if table.rows == VERSION_IN_FORCE.rows and table.version == VERSION_IN_FORCE.version:
-        return []
     found = []
-    if policy.policy_id == COMPUTE_BUDGET_IN_FORCE.policy_id:
-        found.append(f"the table's policy_id equals {COMPUTE_BUDGET_IN_FORCE.version}'s")
-    for gate in _gates(examples):
-        if _decide(gate, policy).budget_id == decide_compute_budget(gate).budget_id:
-            found.append(f"gate {gate.decision_id[:12]}: the same budget_id under both versions")
-            break
+    # Against every registered version, not only the one in force: a table that differs from
+    # any of them must not share its identities (ADR-0231 §10).
+    for version, registered in BUDGET_POLICIES.items():
+        if registered == policy:
+            continue
+        if policy.policy_id == registered.policy_id:
+            found.append(f"the table's policy_id equals {version}'s")
+        for gate in _gates(examples):
+            if _decide(gate, policy).budget_id == _decide(gate, registered).budget_id:
+                found.append(f"gate {gate.decision_id[:12]}: the same budget_id as under {version}")
+                break
     return found
 
 

@@ -188,18 +188,23 @@ def _identities_follow_version(
     table: GateTable, policy: SearchGatePolicy | None, examples: int
 ) -> list[str]:
     assert policy is not None
-    if policy == SEARCH_GATE_IN_FORCE:
-        return []
     found = []
-    if policy.policy_id == SEARCH_GATE_IN_FORCE.policy_id:
-        found.append(f"the policy's policy_id equals {SEARCH_GATE_IN_FORCE.version}'s")
-    for chain, decision, budget, _defect in _decided(policy, examples):
-        if decision.decision_id == chain.gate.decision_id:
-            found.append(f"context {chain.gate.input_digest[:12]}: the same decision_id")
-            break
-        if budget.budget_id == chain.budget.budget_id:
-            found.append(f"context {chain.gate.input_digest[:12]}: the same budget_id")
-            break
+    decided = _decided(policy, examples)
+    # Against every registered version, not only the one in force: a policy that differs from
+    # any of them must not share its identities (ADR-0231 §10).
+    for version, registered in gate_module.GATE_POLICIES.items():
+        if registered == policy:
+            continue
+        if policy.policy_id == registered.policy_id:
+            found.append(f"the policy's policy_id equals {version}'s")
+        for chain, decision, budget, _defect in decided:
+            theirs = decide_search_gate(chain.assessment, chain.residuals, registered)
+            if decision.decision_id == theirs.decision_id:
+                found.append(f"context {chain.gate.input_digest[:12]}: the same decision_id")
+                break
+            if budget.budget_id == decide_compute_budget(theirs).budget_id:
+                found.append(f"context {chain.gate.input_digest[:12]}: the same budget_id")
+                break
     return found
 
 

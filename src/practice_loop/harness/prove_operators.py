@@ -154,12 +154,11 @@ def _changed_table_changes_id(
             f"{table.version} is already the registered set with another table: a changed"
             " table needs a new version"
         )
-    if manifest is not None and manifest != CANDIDATE_OPERATOR_SET:
-        if operator_set_id(manifest) == operator_set_id(CANDIDATE_OPERATOR_SET):
-            found.append(
-                f"the changed table has {CANDIDATE_OPERATOR_SET.operator_set_version}'s"
-                " operator_set_id"
-            )
+    # Against every registered set, not only the one in force (ADR-0231 §10).
+    for version, other in CANDIDATE_OPERATOR_SETS.items():
+        if manifest is not None and manifest != other:
+            if operator_set_id(manifest) == operator_set_id(other):
+                found.append(f"the changed table has {version}'s operator_set_id")
     return found
 
 

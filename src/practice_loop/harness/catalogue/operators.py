@@ -12,6 +12,7 @@ from ...kernel import (
     EMPTY_OPERATOR_SET,
     MAX_SAFE_INT,
     MISSING_ROLE_CANDIDATE_POLICY,
+    SEARCH_GATE_IN_FORCE,
     ComputeBudgetStatus,
     Direction,
     GateReason,
@@ -81,6 +82,12 @@ def _zero_budget(status: ComputeBudgetStatus, reason: str) -> dict[str, Any]:
 
 
 def _gate_as(status: SearchGateStatus, reason: GateReason) -> dict[str, Any]:
+    """A forged gate of ``status``: with ``reason`` while the gate in force still gives it
+    that status, else with the last reason it does (so the forgery stays lawful whichever
+    gate version an adoption puts in force)."""
+    statuses = {row.reason: row.status for row in SEARCH_GATE_IN_FORCE.reason_statuses}
+    if statuses[reason] is not status:
+        reason = [found for found, given in statuses.items() if given is status][-1]
     return {"status": status, "reason_code": reason.value}
 
 
