@@ -221,3 +221,16 @@ def test_a_budget_adoption_moves_the_operator_sets_pin_under_the_next_version(
     budget = next_unregistered_version("compute_budget", BUDGET_POLICIES)
     assert dict(row.policy_versions)["compute_budget"] == budget
     assert dataclasses.replace(row, policy_versions=in_force.policy_versions) == in_force
+
+
+def test_a_kernel_that_differs_from_head_is_refused(tmp_path: Path) -> None:
+    """The patch is made against HEAD, but the set was proved (and the operator set's moved
+    pins read) on the working tree's kernel: when the two differ, no patch."""
+    adoption, _ = _budget_plan(tmp_path)
+    tree = _fresh_clone(tmp_path)
+    trace = tree / "src/practice_loop/kernel/trace.py"
+    trace.write_text(trace.read_text("utf-8") + "# an uncommitted edit\n", "utf-8")
+    with pytest.raises(AdoptError) as refused:
+        policy_adopt.build_patch(adoption, tree)
+    assert refused.value.reason is AdoptReason.KERNEL_NOT_COMMITTED
+    assert refused.value.where == "src/practice_loop/kernel/trace.py"

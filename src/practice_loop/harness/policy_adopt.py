@@ -76,6 +76,7 @@ class AdoptReason(enum.Enum):
     VALUE_NOT_READ_BACK = "value_not_read_back"  # the copy's kernel does not give the proven ids
     VECTORS_NOT_WRITTEN = "vectors_not_written"  # the copy's vectors writer failed
     EXAMPLES_NOT_REWRITTEN = "examples_not_rewritten"  # the copy's example outcomes failed
+    KERNEL_NOT_COMMITTED = "kernel_not_committed"  # the kernel that proved it is not HEAD's
     DIFF_FAILED = "diff_failed"
 
 
@@ -434,6 +435,22 @@ def _export_head(root: Path, copy: Path) -> None:
     archive.unlink()
 
 
+def _require_committed_kernel(root: Path, copy: Path) -> None:
+    """The set was proved (and its derived pins read) on the working tree's kernel, but the
+    patch is made against HEAD: the two must be the same, or the patch would put in force
+    what nobody proved."""
+    kernel = Path(_KERNEL)
+    for path in sorted((root / kernel).glob("*.py")):
+        committed = copy / kernel / path.name
+        if not committed.is_file() or committed.read_bytes() != path.read_bytes():
+            raise AdoptError(
+                AdoptReason.KERNEL_NOT_COMMITTED,
+                str(kernel / path.name),
+                "differs from HEAD: commit or stash the kernel first (the patch is made"
+                " against HEAD)",
+            )
+
+
 def _run_in_copy(copy: Path, code: str) -> subprocess.CompletedProcess[str]:
     environment = {
         **os.environ,
@@ -509,6 +526,7 @@ def build_patch(adoption: Adoption, root: Path | None = None) -> str:
         copy = Path(scratch) / "tree"
         copy.mkdir()
         _export_head(root, copy)
+        _require_committed_kernel(root, copy)
         for args in (("init", "-q"), ("add", "-A"), ("commit", "-q", "-m", "HEAD")):
             done = _git(copy, *args)
             if done.returncode != 0:
