@@ -27,7 +27,14 @@ from practice_loop.kernel import record as record_module
 from practice_loop.kernel import trust as trust_module
 from practice_loop.kernel.checks import Defect, RecordError, digest, non_negative_int, text
 from practice_loop.kernel.identity import CanonicalizationError
-from practice_loop.kernel.record import Record, inspect_record
+from practice_loop.kernel.record import (
+    DecodeError,
+    DecodeReason,
+    Record,
+    inspect_record,
+    record_from_json,
+)
+from practice_loop.kernel.span import SourceSpan
 from practice_strategies import chains, problem_frames
 
 
@@ -420,3 +427,19 @@ def test_a_case_under_an_altered_constant_is_judged_by_its_new_content():
     assert altered.gate_decision.reason_code == "gate_unassessable_policy_unsupported"
     assert altered.trace_id != genuine_trace.trace_id
     assert practice_case(frame).trace_id == genuine_trace.trace_id
+
+
+def test_a_decoded_object_with_other_fields_names_exactly_the_fields_that_differ():
+    """docs/adr/0003: an object whose keys are not the record's fields is refused with
+    fields_mismatch, and the message names just the fields missing or extra, sorted (not
+    every field of both sides)."""
+    payload = SourceSpan(text="7", start=0, end=1, sentence_index=0).to_json()
+    del payload["start"]
+    payload["bogus"] = 1
+    with pytest.raises(DecodeError) as refused:
+        record_from_json(SourceSpan, payload)
+    assert (refused.value.reason, refused.value.where) == (
+        DecodeReason.FIELDS_MISMATCH,
+        "SourceSpan",
+    )
+    assert str(refused.value) == "SourceSpan: fields ['bogus', 'start']"
