@@ -254,11 +254,6 @@ def _bytes(record: Any) -> bytes:
 # §18.1 (exact exports) is pinned once, for the whole façade, in test_public_api.py.
 
 
-@pytest.mark.obligation(
-    "ADR-0231/18.1",
-    "ADR-0231/18.only_v1_operator",
-    "LOCAL-0008/policy_and_table",
-)
 def _assert_the_authorized_row(row) -> None:
     """ADR-0231 §6: the closed constraints of missing_role_candidate.v1, which every set that
     holds it keeps (widening any of them needs a new ADR)."""
@@ -275,6 +270,11 @@ def _assert_the_authorized_row(row) -> None:
     assert row.schema_versions == SCHEMA_VERSIONS
 
 
+@pytest.mark.obligation(
+    "ADR-0231/18.1",
+    "ADR-0231/18.only_v1_operator",
+    "LOCAL-0008/policy_and_table",
+)
 def test_operator_set_is_exactly_the_one_authorized_row():
     """ADR-0231 §18.1, §6, §10 and §18 'only missing_role_candidate.v1 is present': one row,
     with the closed v1 constraints and nothing else."""
