@@ -52,6 +52,7 @@ from .policy_file import (
     kernel_gate_policy,
     kernel_operator_set,
     kernel_policy,
+    next_unregistered_version,
 )
 from .policy_set import PolicySet
 
@@ -126,15 +127,6 @@ def _built(value: object, kind: str) -> object:
     return value
 
 
-def _next_operator_set_version() -> str:
-    numbers = [
-        int(found.group(1))
-        for version in CANDIDATE_OPERATOR_SETS
-        if (found := re.fullmatch(r"candidate_operators\.v(\d+)", version))
-    ]
-    return f"candidate_operators.v{max(numbers, default=0) + 1}"
-
-
 def _moved_pins(row: OperatorManifestRow, pins: Mapping[str, str]) -> OperatorManifestRow:
     moved = tuple((name, pins.get(name, pinned)) for name, pinned in row.policy_versions)
     return dataclasses.replace(row, policy_versions=moved)
@@ -178,7 +170,7 @@ def plan_adoption(policies: PolicySet) -> Adoption:
     if budget is None and gate is None:
         return Adoption(None, None, None, operators_derived=False)
     derived = OperatorSetManifest(
-        _next_operator_set_version(),
+        next_unregistered_version(OPERATORS_POLICY_KIND, CANDIDATE_OPERATOR_SETS),
         tuple(_moved_pins(row, pins) for row in CANDIDATE_OPERATOR_SET.operators),
     )
     return Adoption(budget, gate, derived, operators_derived=True)  # type: ignore[arg-type]

@@ -23,7 +23,7 @@ import dataclasses
 import enum
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TypeVar
 
@@ -730,3 +730,14 @@ def load_policy_file(path: Path) -> PolicyTable:
     with path.open("rb") as handle:
         raw = handle.read(MAX_POLICY_FILE_BYTES + 1)
     return parse_policy_file(raw, str(path))
+
+
+def next_unregistered_version(name: str, registered: Mapping[str, object]) -> str:
+    """``name.vN`` for the first N past every registered ``name.vK``: a version the kernel
+    must refuse, whichever versions have been adopted (``prove-policy --adopt``)."""
+    numbers = [
+        int(found.group(1))
+        for version in registered
+        if (found := re.fullmatch(rf"{re.escape(name)}\.v(\d+)", version))
+    ]
+    return f"{name}.v{max(numbers, default=0) + 1}"

@@ -45,6 +45,7 @@ from ...kernel.budget import BUDGET_POLICIES
 from ...kernel.gate import GATE_POLICIES, gate_input_digest
 from ...kernel.operators import CANDIDATE_OPERATOR_SETS
 from ...kernel.record import inspect_record
+from ..policy_file import next_unregistered_version
 
 R = TypeVar("R")
 V2 = GEOMETRIC_SEARCH_RUN_V2_POLICY_VERSION
@@ -397,17 +398,6 @@ def replay_closes(chain: Any) -> bool:
 def cue_span_is_not_all_evidence(chain: Any) -> bool:
     cue = chain.frame.cues[0].span
     return any(span != cue for span in chain.residuals[0].evidence_spans)
-
-
-def next_unregistered_version(name: str, registered: Mapping[str, object]) -> str:
-    """``name.vN`` for the first N past every registered ``name.vK``: a version the kernel
-    must refuse, whichever versions have been adopted (``prove-policy --adopt``)."""
-    numbers = [
-        int(found.group(1))
-        for version in registered
-        if (found := re.fullmatch(rf"{re.escape(name)}\.v(\d+)", version))
-    ]
-    return f"{name}.v{max(numbers, default=0) + 1}"
 
 
 # Versions no kernel registers yet (each is ``.v2`` until a second version is adopted).
