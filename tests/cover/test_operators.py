@@ -61,6 +61,7 @@ from practice_loop.kernel import (
     candidate_operator_input,
     canonical_json,
     decide_compute_budget,
+    decode_canonical,
     open_search_run,
     operator_set_id,
     propose_candidate,
@@ -71,7 +72,7 @@ from practice_loop.kernel.operators import (
     POLICY_VERSIONS,
     SCHEMA_VERSIONS,
 )
-from practice_loop.kernel.record import inspect_record
+from practice_loop.kernel.record import inspect_record, record_from_json
 from practice_loop.kernel.search_run import search_input_for
 from practice_strategies import (
     ALL_ROLES,
@@ -1749,6 +1750,26 @@ def test_outcomes_are_deterministic_and_inputs_untouched(ctx):
         second = propose(ctx) if corrupt is None else corrupt(ctx)
         assert _bytes(first) == _bytes(second)
     assert [_bytes(record) for record in records] == before
+
+
+def _read_back(record: Any) -> Any:
+    """``record`` decoded from its own canonical bytes: equal content, and every string a new
+    object, as when a caller reads a stage's records back from a sealed trace or a store."""
+    return record_from_json(type(record), decode_canonical(record.canonical_bytes()))
+
+
+@pytest.mark.obligation("ADR-0226/9.4")
+@share(2)  # a secondary property: half the profile
+@given(ctx=contexts(cue_count=1))
+def test_records_read_back_from_their_bytes_give_the_same_outcome(ctx):
+    """ADR-0231 §14: the outcome is a function of the records' content. The same chain read
+    back from canonical bytes, so that no identity string is the object its producer made,
+    must give the same candidate: a precondition that compared identities by object (``is``)
+    would refuse it as an identity mismatch."""
+    read_back = Context(*(_read_back(getattr(ctx, f.name)) for f in dataclasses.fields(ctx)))
+    assert read_back.gate.problem_frame_digest is not ctx.opened.problem_frame_digest
+    expected = _assert_result(propose(ctx))
+    assert _bytes(_assert_result(propose(read_back))) == _bytes(expected)
 
 
 @pytest.mark.obligation("LOCAL-0008/preconditions")
