@@ -1127,24 +1127,47 @@ def test_bad_bytes_are_undecodable(name):
 
 @pytest.mark.obligation("LOCAL-0007/loading")
 @pytest.mark.parametrize(
-    "change, code, stage",
+    "change, code, stage, detail",
     [
-        (_set("trace_id", other_digest(DU.trace_id)), F.TRACE_ID_MISMATCH, "trace"),
-        (_set("outcome.value", 8), F.RECORD_MALFORMED, "ProofGatedAnswer"),
-        (_set("outcome.proof_id", "f" * 63), F.RECORD_MALFORMED, "ProofGatedAnswer"),
-        # Loading classifies a defect of the trace record as verification does.
-        (_set("stage_digests", []), F.STAGE_DIGEST_MISMATCH, "trace"),
+        (
+            _set("trace_id", other_digest(DU.trace_id)),
+            F.TRACE_ID_MISMATCH,
+            "trace",
+            "SealedPracticeTrace.trace_id: identity_mismatch",
+        ),
+        (
+            _set("outcome.value", 8),
+            F.RECORD_MALFORMED,
+            "ProofGatedAnswer",
+            "ProofGatedAnswer.answer_id: identity_mismatch",
+        ),
+        (
+            _set("outcome.proof_id", "f" * 63),
+            F.RECORD_MALFORMED,
+            "ProofGatedAnswer",
+            "ProofGatedAnswer.proof_id: digest_malformed",
+        ),
+        # Loading classifies a defect of the trace record as verification does. An empty
+        # index is refused by its field check (a trace has stages), not only because it
+        # differs from the stages the records show.
+        (
+            _set("stage_digests", []),
+            F.STAGE_DIGEST_MISMATCH,
+            "trace",
+            "SealedPracticeTrace.stage_digests: sequence_empty",
+        ),
     ],
     ids=["trace_id", "nested_value", "nested_digest", "stage_index"],
 )
-def test_well_formed_bytes_of_a_broken_record_name_the_defect(change, code, stage):
+def test_well_formed_bytes_of_a_broken_record_name_the_defect(change, code, stage, detail):
     """docs/adr/0003 (records validate on construction), trace.py loading: canonical bytes
-    whose records do not validate are one typed failure naming the record type; a changed
-    trace_id is trace_id_mismatch. (0007 still says these load as undecodable.)"""
+    whose records do not validate are one typed failure naming the record type, the field
+    and its exact defect; a changed trace_id is trace_id_mismatch. (0007 still says these
+    load as undecodable.)"""
     result = load_sealed_trace(_encoded(change))
     assert type(result) is TraceVerification and result.trace_id is None
     (failure,) = result.failures
-    assert (failure.code, failure.stage) == (code, stage)
+    assert (failure.code, failure.stage, failure.detail) == (code, stage, detail)
 
 
 @pytest.mark.obligation("LOCAL-0007/loading")
