@@ -1753,8 +1753,8 @@ def test_outcomes_are_deterministic_and_inputs_untouched(ctx):
 
 
 def _read_back(record: Any) -> Any:
-    """``record`` decoded from its own canonical bytes: equal content, and every string a new
-    object, as when a caller reads a stage's records back from a sealed trace or a store."""
+    """``record`` decoded from its own canonical bytes: equal content, and each digest a new
+    string object, as when a caller reads a stage's records back from a trace or a store."""
     return record_from_json(type(record), decode_canonical(record.canonical_bytes()))
 
 
