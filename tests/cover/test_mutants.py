@@ -216,11 +216,13 @@ class _ScriptedWorker(Worker):
         self.runs = runs
         self.calls: list[tuple[list[str], str]] = []
         self.under: list[str] = []  # the mutant each run was told it is under
+        self.timeouts: list[float | None] = []  # each run's own timeout (None: the worker's)
 
-    def pytest(self, arguments, *, first_failure_only, mutant=""):
+    def pytest(self, arguments, *, first_failure_only, mutant="", timeout=None):
         module = self.copy / "src" / "m.py"
         self.calls.append((list(arguments), module.read_text(encoding="utf-8")))
         self.under.append(mutant)
+        self.timeouts.append(timeout)
         return self.runs.pop(0)
 
 
@@ -393,6 +395,17 @@ def test_a_timeout_counts_only_when_the_same_tests_finish_unmutated(tmp_path):
     assert [r.status for r in confirmed] == [Status.UNCONFIRMED, Status.TIMED_OUT]
     assert "longer than --timeout on the unmutated copy" in confirmed[0].detail
     assert worker.calls == [([], "LIMIT = 1\n"), (["t::a"], "LIMIT = 1\n")]  # unmutated
+    assert worker.timeouts == [None, None]  # the catalogue's: the worker's own --timeout
+
+
+@pytest.mark.obligation("LOCAL-0014/kills_confirmed", "LOCAL-0015/phase_timeouts")
+def test_a_timed_out_run_is_confirmed_unmutated_within_its_own_timeout(tmp_path):
+    """A run cut off at its own timeout (docs/adr/0015) is run unmutated within that same
+    timeout: a longer one could call a hang what the unmutated tests also take."""
+    worker = _ScriptedWorker(_copy(tmp_path), [PytestRun(None, (), 40.0, ""), _PASS])
+    limits = {("t::a",): 40.0, ("t::b",): 90.0}
+    assert mutants.slow_unmutated([worker], list(limits), limits.__getitem__) == {("t::a",)}
+    assert worker.timeouts == [40.0, 90.0]
 
 
 @pytest.mark.obligation("LOCAL-0014/kills_confirmed")

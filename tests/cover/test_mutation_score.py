@@ -406,9 +406,11 @@ class _ScriptedWorker(Worker):
         self.runs = runs
         self.calls: list[list[str]] = []
         self.sources: list[str] = []
+        self.timeouts: list[float | None] = []  # each run's own timeout (None: the worker's)
 
-    def pytest(self, arguments, *, first_failure_only, mutant=""):
+    def pytest(self, arguments, *, first_failure_only, mutant="", timeout=None):
         self.calls.append(list(arguments))
+        self.timeouts.append(timeout)
         self.sources.append((self.copy / "src/practice_loop/kernel/m.py").read_text())
         return self.runs.pop(0)
 
@@ -522,6 +524,7 @@ def _reach(*, at_import=(), executed=None, unmeasured=()) -> ms.Reach:
         at_import={file: frozenset(at_import)},
         unmeasured={file: frozenset(unmeasured)},
         seconds=1.0,
+        durations={},
     )
 
 
@@ -655,6 +658,54 @@ def test_the_reach_of_each_line_is_measured_under_coverage_in_one_run(tmp_path, 
     unmeasured = {f"{_OWN}::test_reads_the_source", f"{_OWN}::test_starts_a_process"}
     assert reach.unmeasured[file] == unmeasured
     assert (tmp_path / "out" / ms.REACH_DATA).is_file()  # kept, for coverage's own reports
+    # What each test took, the base of a phase's timeout: every test, once, under xdist too.
+    assert set(reach.durations) == collected
+    assert all(0 < seconds < reach.seconds for seconds in reach.durations.values())
+
+
+@pytest.mark.obligation("LOCAL-0015/phase_timeouts")
+def test_a_phase_may_take_a_multiple_of_what_its_tests_took_when_measured_never_more():
+    """A run under a mutant is cut off at ``factor`` times the seconds its tests took in the
+    measuring run plus ``slack``, and never later than the ceiling (``--timeout``); a test the
+    measuring run did not time leaves the ceiling, and so does judging without one."""
+    durations = {
+        f"{_OWN}::test_small": 2.0,
+        f"{_OWN}::test_large": 1.0,
+        "tests/architecture/test_a.py::test_x": 4.0,
+        "tests/cover/test_m_more.py::test_y": 100.0,  # another file, though its name starts so
+    }
+    reach = ms.Reach({}, {}, {}, 10.0, durations)
+
+    def limit(tests: list[str], ceiling: float = 1800.0) -> float:
+        return ms.phase_timeout(tests, reach, ceiling, factor=5, slack=30)
+
+    assert limit([f"{_OWN}::test_small"]) == 40
+    assert limit([_OWN]) == 45  # a file: each of its tests
+    assert limit(["tests/architecture"]) == limit(["tests/architecture/"]) == 50  # a directory
+    assert limit([f"{_OWN}::test_small", _OWN, "tests/architecture"]) == 65  # each test once
+    assert limit([_OWN], ceiling=44) == 44
+    assert ms.phase_timeout([_OWN], reach, 1800, factor=1, slack=1 / 3) == 3.3  # tenths
+    assert limit([f"{_OWN}::test_gone"]) == 1800
+    assert limit([_OWN, "tests/stateful"]) == 1800
+    assert ms.phase_timeout([_OWN], None, 1800) == 1800
+    default = ms.phase_timeout([_OWN], reach, 1800)
+    assert default == ms.TIMEOUT_FACTOR * 3 + ms.TIMEOUT_SLACK < 1800
+
+
+@pytest.mark.obligation("LOCAL-0015/phase_timeouts")
+def test_each_phase_runs_within_its_own_timeout_and_a_cut_off_names_it(tmp_path):
+    runs = [PytestRun(0, (), 1.0, ""), PytestRun(None, (), 45.0, "")]
+    worker = _ScriptedWorker(_root(tmp_path), runs)
+    phases = [(Phase.MODULE_TESTS, [f"{_OWN}::test_small"]), (Phase.KERNEL_TESTS, ["tests/a"])]
+    result = ms.judge_site(worker, _comparison_site(), phases, [40.0, 45.5])
+    assert worker.timeouts == [40.0, 45.5]
+    assert (result.verdict, result.phase, result.detail) == (
+        Verdict.TIMED_OUT,
+        Phase.KERNEL_TESTS,
+        "timeout after 45.5 s",
+    )
+    with pytest.raises(ValueError, match="2 phases, 1 timeouts"):
+        ms.judge_site(worker, _comparison_site(), phases, [40.0])
 
 
 _IMPORTING = "tests/cover/test_m_at_import.py"

@@ -57,7 +57,7 @@ EXPECTED_COUNTS = {
     ("LOCAL-0012", ""): 8,  # the store, verification and the command line (issue 15)
     ("LOCAL-0013", ""): 5,  # one encoder, fields declared once, one call's trust (issue 16)
     ("LOCAL-0014", ""): 8,  # mutants prove the tests can fail (issue 17)
-    ("LOCAL-0015", ""): 8,  # a kernel mutation score from cosmic-ray (issue 17)
+    ("LOCAL-0015", ""): 9,  # a kernel mutation score from cosmic-ray (issue 17)
 }
 # Sections whose items are numbered in the ADR: their numeric ids must be exactly 1..n.
 NUMBERED = {

@@ -380,7 +380,12 @@ class Worker:
         return self.server
 
     def pytest(
-        self, arguments: Sequence[str], *, first_failure_only: bool, mutant: str = ""
+        self,
+        arguments: Sequence[str],
+        *,
+        first_failure_only: bool,
+        mutant: str = "",
+        timeout: float | None = None,
     ) -> PytestRun:
         report = self.copy / ".mutant-report.json"
         output = self.copy / ".mutant-output.txt"
@@ -403,7 +408,7 @@ class Worker:
                 *arguments,
             ],
             "output": str(output),
-            "timeout": self.timeout,
+            "timeout": self.timeout if timeout is None else timeout,
         }
         with self.lock:
             if self.stopped.is_set():
@@ -483,21 +488,28 @@ class Worker:
         mutant_id: str,
         *,
         import_crash: Status = Status.INVALID,
+        timeouts: Sequence[float] | None = None,
     ) -> tuple[Status, Phase | None, float, str | None, str]:
         """Write ``text`` over ``path`` and run each phase's tests (``[]``: the whole suite)
-        with ``-x`` until one fails; the file is restored whatever happens. Returns the
-        status, the phase that settled it, the seconds spent, the killing test and a detail.
-        A test module that cannot be imported is ``import_crash``: invalid for a catalogued
-        mutant, which must be semantic; a kill for a generic one."""
+        with ``-x`` until one fails, each phase within its own of ``timeouts`` (default: the
+        worker's); the file is restored whatever happens. Returns the status, the phase that
+        settled it, the seconds spent, the killing test and a detail. A test module that
+        cannot be imported is ``import_crash``: invalid for a catalogued mutant, which must be
+        semantic; a kill for a generic one."""
+        limits = [self.timeout] * len(phases) if timeouts is None else list(timeouts)
+        if len(limits) != len(phases):
+            raise ValueError(f"{len(phases)} phases, {len(limits)} timeouts")
         original = path.read_text(encoding="utf-8")
         _write_source(path, text)
         try:
             spent = 0.0
-            for phase, arguments in phases:
-                run = self.pytest(list(arguments), first_failure_only=True, mutant=mutant_id)
+            for (phase, arguments), limit in zip(phases, limits, strict=True):
+                run = self.pytest(
+                    list(arguments), first_failure_only=True, mutant=mutant_id, timeout=limit
+                )
                 spent += run.seconds
                 if run.returncode is None:
-                    return Status.TIMED_OUT, phase, spent, None, f"timeout after {self.timeout:g} s"
+                    return Status.TIMED_OUT, phase, spent, None, f"timeout after {limit:g} s"
                 if run.failures and run.failures[0][1] == "collect":
                     module = run.failures[0][0]
                     if import_crash is Status.KILLED:
@@ -680,12 +692,17 @@ def confirm_kills(
 
 
 def slow_unmutated(
-    workers: Sequence[Worker], runs: Sequence[tuple[str, ...]]
+    workers: Sequence[Worker],
+    runs: Sequence[tuple[str, ...]],
+    limit: Callable[[tuple[str, ...]], float] | None = None,
 ) -> set[tuple[str, ...]]:
-    """Which of the test runs ``runs`` (pytest arguments) time out on an unmutated copy."""
+    """Which of the test runs ``runs`` (pytest arguments) time out on an unmutated copy,
+    each within the timeout ``limit`` gives it (default: the worker's), as under a mutant."""
 
     def timed_out(worker: Worker, arguments: tuple[str, ...]) -> bool:
-        return worker.pytest(list(arguments), first_failure_only=True).returncode is None
+        timeout = None if limit is None else limit(arguments)
+        run = worker.pytest(list(arguments), first_failure_only=True, timeout=timeout)
+        return run.returncode is None
 
     verdicts = judge_all(workers, list(runs), timed_out) if runs else []
     return {arguments for arguments, slow in zip(runs, verdicts, strict=True) if slow}
@@ -908,8 +925,11 @@ def add_subcommand(subparsers: Any) -> argparse.ArgumentParser:
     return parser
 
 
-def add_copy_arguments(parser: argparse.ArgumentParser, timeout: float) -> None:
-    """``-j/--jobs`` and ``--timeout``, as every command that judges mutants in copies has."""
+def add_copy_arguments(
+    parser: argparse.ArgumentParser, timeout: float, timeout_help: str = ""
+) -> None:
+    """``-j/--jobs`` and ``--timeout``, as every command that judges mutants in copies has;
+    ``timeout_help`` says what else bounds a run, if anything does."""
     parser.add_argument(
         "-j",
         "--jobs",
@@ -924,7 +944,7 @@ def add_copy_arguments(parser: argparse.ArgumentParser, timeout: float) -> None:
         default=timeout,
         metavar="S",
         help="wall-clock seconds one pytest run under a mutant may take before the mutant "
-        "counts as timed out, confirmed by running the same tests unmutated "
+        f"counts as timed out, confirmed by running the same tests unmutated{timeout_help} "
         f"(default {timeout:g})",
     )
 

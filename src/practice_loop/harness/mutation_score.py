@@ -693,6 +693,8 @@ class Reach:
     # Tests that reach the module out of coverage's sight: they start a process, or read it.
     unmeasured: dict[str, frozenset[str]]
     seconds: float
+    # node id -> the seconds the test took in that run (setup, call and teardown)
+    durations: dict[str, float]
 
 
 Statement = tuple[int, int, frozenset[int]]  # first line, last line, the lines of its own
@@ -878,7 +880,11 @@ def measure_reach(
                 f"coverage did not see {file} imported before the tests ran; its import-time "
                 "lines would be missed (is coverage started after the kernel is imported?)"
             )
-    return Reach(tests_by_line, at_import, unmeasured, seconds)
+    durations: dict[str, float] = {}
+    for record in records:  # under pytest-xdist the controller reports its workers' tests too
+        for test, spent in record["durations"].items():
+            durations[test] = max(spent, durations.get(test, 0.0))
+    return Reach(tests_by_line, at_import, unmeasured, seconds, durations)
 
 
 def _run_in_session(
@@ -930,7 +936,46 @@ def _unmeasured(copy: Path, records: Sequence[dict[str, Any]]) -> dict[str, froz
     return {file: frozenset(processes | reads.get(file, set())) for file in files}
 
 
-def judge_site(worker: Worker, site: Site, phases: Sequence[tuple[Phase, Sequence[str]]]) -> Judged:
+# A run under a mutant is cut off at TIMEOUT_FACTOR times what its tests took in the measuring
+# run, plus TIMEOUT_SLACK seconds (the fork, the test modules' imports), never past --timeout:
+# a mutant that loops for ever ends in minutes, not at half an hour. The measuring run is under
+# coverage, slower than a run under a mutant, so the margin is larger than it looks.
+TIMEOUT_FACTOR = 5
+TIMEOUT_SLACK = 30.0
+
+
+def phase_timeout(
+    tests: Sequence[str],
+    reach: Reach | None,
+    ceiling: float,
+    *,
+    factor: float = TIMEOUT_FACTOR,
+    slack: float = TIMEOUT_SLACK,
+) -> float:
+    """The seconds a run of ``tests`` (node ids, test files or directories) under a mutant
+    may take: from the seconds the measuring run spent in them, at most ``ceiling``; the
+    ceiling itself without a measuring run or when one of ``tests`` was not measured."""
+    if reach is None or not tests:
+        return ceiling
+    spent: dict[str, float] = {}
+    for test in tests:
+        if test in reach.durations:
+            spent[test] = reach.durations[test]
+            continue
+        prefixes = (f"{test.rstrip('/')}::", f"{test.rstrip('/')}/")
+        inside = {node: s for node, s in reach.durations.items() if node.startswith(prefixes)}
+        if not inside:
+            return ceiling
+        spent.update(inside)
+    return round(min(ceiling, factor * sum(spent.values()) + slack), 1)
+
+
+def judge_site(
+    worker: Worker,
+    site: Site,
+    phases: Sequence[tuple[Phase, Sequence[str]]],
+    timeouts: Sequence[float] | None = None,
+) -> Judged:
     cr = _cosmic_ray()
     path = worker.copy / site.file
     original = path.read_text(encoding="utf-8")
@@ -950,7 +995,7 @@ def judge_site(worker: Worker, site: Site, phases: Sequence[tuple[Phase, Sequenc
     if not phases:
         return Judged(site, Verdict.SURVIVED, detail=NO_TEST_REACHES, diff=diff)
     status, phase, seconds, killed_by, detail = worker.run_under(
-        path, text, phases, site.name, import_crash=Status.KILLED
+        path, text, phases, site.name, import_crash=Status.KILLED, timeouts=timeouts
     )
     verdict = {
         Status.KILLED: Verdict.KILLED,
@@ -999,9 +1044,20 @@ def judge_sites(
             else measure_reach(workers[0], kernel_tests, jobs=jobs, out=out, collected=collected)
         )
         plan = {site.key: site_phases(site, root, reach, statements) for site in everything}
-        judged = mutants.judge_all(
-            workers, sites, lambda worker, site: judge_site(worker, site, plan[site.key]), progress
-        )
+
+        limits: dict[tuple[str, ...], float] = {}  # many sites share a phase: time it once
+
+        def limit(tests: Sequence[str]) -> float:
+            key = tuple(tests)
+            if key not in limits:
+                limits[key] = phase_timeout(key, reach, timeout)
+            return limits[key]
+
+        def judge(worker: Worker, site: Site) -> Judged:
+            phases = plan[site.key]
+            return judge_site(worker, site, phases, [limit(tests) for _, tests in phases])
+
+        judged = mutants.judge_all(workers, sites, judge, progress)
         results = sorted([*earlier, *judged], key=lambda result: result.site.key)
         killers = {
             r.killed_by
@@ -1015,14 +1071,14 @@ def judge_sites(
             return tuple(phases.get(result.phase, ())) if result.phase else ()
 
         timed_out = sorted({arguments_of(r) for r in results if r.verdict is Verdict.TIMED_OUT})
-        slow = mutants.slow_unmutated(workers, timed_out)
+        slow = mutants.slow_unmutated(workers, timed_out, limit)
 
     def confirmed(result: Judged) -> Judged:
         if result.verdict is Verdict.KILLED and result.killed_by in failing:
             detail = f"{result.killed_by} fails unmutated too"
             return dataclasses.replace(result, verdict=Verdict.UNCONFIRMED, detail=detail)
         if result.verdict is Verdict.TIMED_OUT and arguments_of(result) in slow:
-            detail = "its tests take longer than --timeout unmutated too"
+            detail = "its tests take longer than its timeout unmutated too"
             return dataclasses.replace(result, verdict=Verdict.UNCONFIRMED, detail=detail)
         return result
 
@@ -1334,7 +1390,12 @@ def add_subcommand(subparsers: Any) -> argparse.ArgumentParser:
         metavar="SCORE_JSON",
         help="add the score.json files of shards 1/N .. N/N into one report; judge nothing",
     )
-    mutants.add_copy_arguments(parser, DEFAULT_TIMEOUT_SECONDS)
+    mutants.add_copy_arguments(
+        parser,
+        DEFAULT_TIMEOUT_SECONDS,
+        f"; at most: a run is cut off sooner, at {TIMEOUT_FACTOR:g} times what its tests took "
+        f"in the measuring run plus {TIMEOUT_SLACK:g} s",
+    )
     parser.add_argument(
         "--min-score",
         type=float,

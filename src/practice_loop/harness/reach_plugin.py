@@ -6,7 +6,9 @@ escape coverage: it starts another process (the command line, a fresh interprete
 reads a kernel module's source (the architecture rules parse it). With ``--reach-out=PATH
 --reach-watch=DIR`` an audit hook (PEP 578) records every test that does either, and the run
 writes ``{"processes": [node id, ...], "reads": {node id: [file under DIR, ...]}}`` to
-``PATH`` (under pytest-xdist, to ``PATH.<worker id>``, one file per process).
+``PATH`` (under pytest-xdist, to ``PATH.<worker id>``, one file per process). The record
+also keeps the seconds each test took (setup, call and teardown, as pytest reports them):
+what a run of those tests under a mutant may take is measured from them.
 
 It also names what a test module's import reaches. Each ``--reach-import=PACKAGE`` (every
 module of it) is imported before the first test module, in coverage's global context; then
@@ -86,6 +88,7 @@ class _Recorder:
         self.processes: set[str] = set()
         self.reads: dict[str, set[str]] = {}
         self.shared: dict[str, list[str]] = {}
+        self.durations: dict[str, float] = {}
         sys.addaudithook(self._audit)  # for the life of the process: hooks cannot be removed
 
     def _audit(self, event: str, arguments: tuple[Any, ...]) -> None:
@@ -147,12 +150,16 @@ class _Recorder:
         finally:
             self.test = None
 
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.durations[report.nodeid] = self.durations.get(report.nodeid, 0.0) + report.duration
+
     def pytest_sessionfinish(self) -> None:
         reads = {test: sorted(paths) for test, paths in sorted(self.reads.items())}
         record = {
             "processes": sorted(self.processes),
             "reads": reads,
             "shared": dict(sorted(self.shared.items())),
+            "durations": dict(sorted(self.durations.items())),
         }
         self.target.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
 
