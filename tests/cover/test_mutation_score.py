@@ -515,6 +515,7 @@ def test_a_sites_lines_are_its_innermost_statements_own_lines():
 
 
 _OWN = "tests/cover/test_m.py"
+_MORE = "tests/cover/test_m_more.py"
 
 
 def _reach(*, at_import=(), executed=None, unmeasured=()) -> ms.Reach:
@@ -658,37 +659,41 @@ def test_the_reach_of_each_line_is_measured_under_coverage_in_one_run(tmp_path, 
     unmeasured = {f"{_OWN}::test_reads_the_source", f"{_OWN}::test_starts_a_process"}
     assert reach.unmeasured[file] == unmeasured
     assert (tmp_path / "out" / ms.REACH_DATA).is_file()  # kept, for coverage's own reports
-    # What each test took, the base of a phase's timeout: every test, once, under xdist too.
-    assert set(reach.durations) == collected
+    # What each test and the test module's import took, the base of a phase's timeout: each
+    # once, under xdist too.
+    assert set(reach.durations) == collected | {_OWN}
     assert all(0 < seconds < reach.seconds for seconds in reach.durations.values())
 
 
 @pytest.mark.obligation("LOCAL-0015/phase_timeouts")
-def test_a_phase_may_take_a_multiple_of_what_its_tests_took_when_measured_never_more():
-    """A run under a mutant is cut off at ``factor`` times the seconds its tests took in the
-    measuring run plus ``slack``, and never later than the ceiling (``--timeout``); a test the
+def test_a_phase_may_take_a_multiple_of_what_its_test_files_took_when_measured_never_more():
+    """A run under a mutant is cut off at ``factor`` times the seconds the measuring run spent
+    in the test files it runs (each file whole: its import and every test, whichever of them
+    the run takes, as a module fixture's set-up is charged to the file's first test only),
+    plus ``slack``, and never later than the ceiling (``--timeout``); a test in a file the
     measuring run did not time leaves the ceiling, and so does judging without one."""
     durations = {
+        _OWN: 0.5,  # the module's import
         f"{_OWN}::test_small": 2.0,
-        f"{_OWN}::test_large": 1.0,
+        f"{_OWN}::test_large": 0.5,
         "tests/architecture/test_a.py::test_x": 4.0,
         "tests/cover/test_m_more.py::test_y": 100.0,  # another file, though its name starts so
     }
-    reach = ms.Reach({}, {}, {}, 10.0, durations)
+    files = ms.seconds_by_file(ms.Reach({}, {}, {}, 10.0, durations))
+    assert files == {_OWN: 3.0, "tests/architecture/test_a.py": 4.0, _MORE: 100.0}
 
     def limit(tests: list[str], ceiling: float = 1800.0) -> float:
-        return ms.phase_timeout(tests, reach, ceiling, factor=5, slack=30)
+        return ms.phase_timeout(tests, files, ceiling, factor=5, slack=30)
 
-    assert limit([f"{_OWN}::test_small"]) == 40
-    assert limit([_OWN]) == 45  # a file: each of its tests
+    assert limit([f"{_OWN}::test_large"]) == limit([_OWN]) == 45  # the file whole
     assert limit(["tests/architecture"]) == limit(["tests/architecture/"]) == 50  # a directory
-    assert limit([f"{_OWN}::test_small", _OWN, "tests/architecture"]) == 65  # each test once
+    assert limit([f"{_OWN}::test_small", _OWN, "tests/architecture"]) == 65  # each file once
     assert limit([_OWN], ceiling=44) == 44
-    assert ms.phase_timeout([_OWN], reach, 1800, factor=1, slack=1 / 3) == 3.3  # tenths
-    assert limit([f"{_OWN}::test_gone"]) == 1800
+    assert limit(["tests/cover/test_gone.py::test_z"]) == 1800
     assert limit([_OWN, "tests/stateful"]) == 1800
     assert ms.phase_timeout([_OWN], None, 1800) == 1800
-    default = ms.phase_timeout([_OWN], reach, 1800)
+    assert ms.phase_timeout([_OWN], files, 1800, factor=1, slack=1 / 3) == 3.3  # in tenths
+    default = ms.phase_timeout([_OWN], files, 1800)
     assert default == ms.TIMEOUT_FACTOR * 3 + ms.TIMEOUT_SLACK < 1800
 
 

@@ -693,7 +693,8 @@ class Reach:
     # Tests that reach the module out of coverage's sight: they start a process, or read it.
     unmeasured: dict[str, frozenset[str]]
     seconds: float
-    # node id -> the seconds the test took in that run (setup, call and teardown)
+    # node id -> the seconds the test took in that run (setup, call and teardown), and a test
+    # module's node id (its path) -> the seconds its import took
     durations: dict[str, float]
 
 
@@ -936,38 +937,46 @@ def _unmeasured(copy: Path, records: Sequence[dict[str, Any]]) -> dict[str, froz
     return {file: frozenset(processes | reads.get(file, set())) for file in files}
 
 
-# A run under a mutant is cut off at TIMEOUT_FACTOR times what its tests took in the measuring
-# run, plus TIMEOUT_SLACK seconds (the fork, the test modules' imports), never past --timeout:
-# a mutant that loops for ever ends in minutes, not at half an hour. The measuring run is under
-# coverage, slower than a run under a mutant, so the margin is larger than it looks.
+# A run under a mutant is cut off at TIMEOUT_FACTOR times what the test files it runs took in
+# the measuring run, plus TIMEOUT_SLACK seconds (the fork, pytest's start), never past
+# --timeout: a mutant that loops for ever ends in minutes, not at half an hour. A test file is
+# counted whole (its import and every test of it), whichever of its tests the run takes: a
+# module-scoped fixture's set-up is charged to the file's first test only. The measuring run
+# is under coverage, slower than a run under a mutant, so the margin is wider than it looks.
 TIMEOUT_FACTOR = 5
 TIMEOUT_SLACK = 30.0
 
 
+def seconds_by_file(reach: Reach) -> dict[str, float]:
+    """What the measuring run spent in each test file: its import and every test of it."""
+    files: dict[str, float] = {}
+    for node, seconds in reach.durations.items():
+        file = node.partition("::")[0]
+        files[file] = files.get(file, 0.0) + seconds
+    return files
+
+
 def phase_timeout(
     tests: Sequence[str],
-    reach: Reach | None,
+    files: dict[str, float] | None,
     ceiling: float,
     *,
     factor: float = TIMEOUT_FACTOR,
     slack: float = TIMEOUT_SLACK,
 ) -> float:
     """The seconds a run of ``tests`` (node ids, test files or directories) under a mutant
-    may take: from the seconds the measuring run spent in them, at most ``ceiling``; the
-    ceiling itself without a measuring run or when one of ``tests`` was not measured."""
-    if reach is None or not tests:
+    may take, from ``files`` (``seconds_by_file``) for the test files they are in, at most
+    ``ceiling``; the ceiling itself without a measuring run or when one of ``tests`` is in no
+    file it measured."""
+    if files is None or not tests:
         return ceiling
-    spent: dict[str, float] = {}
-    for test in tests:
-        if test in reach.durations:
-            spent[test] = reach.durations[test]
-            continue
-        prefixes = (f"{test.rstrip('/')}::", f"{test.rstrip('/')}/")
-        inside = {node: s for node, s in reach.durations.items() if node.startswith(prefixes)}
+    touched: set[str] = set()
+    for path in {test.partition("::")[0].rstrip("/") for test in tests}:
+        inside = {path} if path in files else {f for f in files if f.startswith(f"{path}/")}
         if not inside:
             return ceiling
-        spent.update(inside)
-    return round(min(ceiling, factor * sum(spent.values()) + slack), 1)
+        touched |= inside
+    return round(min(ceiling, factor * sum(files[file] for file in touched) + slack), 1)
 
 
 def judge_site(
@@ -1045,13 +1054,10 @@ def judge_sites(
         )
         plan = {site.key: site_phases(site, root, reach, statements) for site in everything}
 
-        limits: dict[tuple[str, ...], float] = {}  # many sites share a phase: time it once
+        files = None if reach is None else seconds_by_file(reach)
 
         def limit(tests: Sequence[str]) -> float:
-            key = tuple(tests)
-            if key not in limits:
-                limits[key] = phase_timeout(key, reach, timeout)
-            return limits[key]
+            return phase_timeout(tests, files, timeout)
 
         def judge(worker: Worker, site: Site) -> Judged:
             phases = plan[site.key]
@@ -1393,8 +1399,8 @@ def add_subcommand(subparsers: Any) -> argparse.ArgumentParser:
     mutants.add_copy_arguments(
         parser,
         DEFAULT_TIMEOUT_SECONDS,
-        f"; at most: a run is cut off sooner, at {TIMEOUT_FACTOR:g} times what its tests took "
-        f"in the measuring run plus {TIMEOUT_SLACK:g} s",
+        f"; at most: a run is cut off sooner, at {TIMEOUT_FACTOR:g} times what its test files "
+        f"took in the measuring run plus {TIMEOUT_SLACK:g} s",
     )
     parser.add_argument(
         "--min-score",

@@ -7,8 +7,9 @@ reads a kernel module's source (the architecture rules parse it). With ``--reach
 --reach-watch=DIR`` an audit hook (PEP 578) records every test that does either, and the run
 writes ``{"processes": [node id, ...], "reads": {node id: [file under DIR, ...]}}`` to
 ``PATH`` (under pytest-xdist, to ``PATH.<worker id>``, one file per process). The record
-also keeps the seconds each test took (setup, call and teardown, as pytest reports them):
-what a run of those tests under a mutant may take is measured from them.
+also keeps, under ``"durations"``, the seconds each test took (setup, call and teardown, as
+pytest reports them) and each test module's import took (under the module's node id): what a
+run of those tests under a mutant may take is measured from them.
 
 It also names what a test module's import reaches. Each ``--reach-import=PACKAGE`` (every
 module of it) is imported before the first test module, in coverage's global context; then
@@ -29,6 +30,7 @@ import json
 import os
 import pkgutil
 import sys
+import time
 from collections.abc import Generator
 from pathlib import Path
 from typing import Any
@@ -124,23 +126,27 @@ class _Recorder:
         if not self.imported:  # the first collector, in the process that collects
             self.imported = True
             self._import_packages()
-        coverage = _current_coverage()
-        if not isinstance(collector, pytest.Module) or coverage is None:
+        if not isinstance(collector, pytest.Module):
             return (yield)
+        coverage = _current_coverage()
         before = set(sys.modules)
-        coverage.switch_context(f"{collector.nodeid}|{IMPORT_PHASE}")
+        start = time.perf_counter()
+        if coverage is not None:
+            coverage.switch_context(f"{collector.nodeid}|{IMPORT_PHASE}")
         try:
             return (yield)
         finally:
-            coverage.switch_context("")
-            own = os.path.realpath(collector.path)
-            brought = sorted(
-                name
-                for name in set(sys.modules) - before
-                if self._file_in_checkout(name) not in (None, own)
-            )
-            if brought:
-                self.shared[collector.nodeid] = brought
+            self.durations[collector.nodeid] = time.perf_counter() - start
+            if coverage is not None:
+                coverage.switch_context("")
+                own = os.path.realpath(collector.path)
+                brought = sorted(
+                    name
+                    for name in set(sys.modules) - before
+                    if self._file_in_checkout(name) not in (None, own)
+                )
+                if brought:
+                    self.shared[collector.nodeid] = brought
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, object, object]:
