@@ -677,7 +677,7 @@ def test_a_phase_may_take_a_multiple_of_what_its_test_files_took_when_measured_n
         f"{_OWN}::test_small": 2.0,
         f"{_OWN}::test_large": 0.5,
         "tests/architecture/test_a.py::test_x": 4.0,
-        "tests/cover/test_m_more.py::test_y": 100.0,  # another file, though its name starts so
+        f"{_MORE}::test_y": 100.0,  # another file, though its name starts so
     }
     files = ms.seconds_by_file(ms.Reach({}, {}, {}, 10.0, durations))
     assert files == {_OWN: 3.0, "tests/architecture/test_a.py": 4.0, _MORE: 100.0}
