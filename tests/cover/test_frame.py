@@ -406,9 +406,31 @@ def test_a_proposal_counts_as_an_item_beside_its_bindings(hazards, accepted):
     assert (raised.value.found.field, raised.value.found.defect) == ("$", Defect.SEQUENCE_TOO_LONG)
 
 
+@pytest.mark.obligation("LOCAL-0005/frame_caps")
+@pytest.mark.parametrize(("extra", "accepted"), [(0, True), (1, False), (500, False)])
+def test_source_text_over_its_cap_is_text_too_long(extra, accepted):
+    """docs/adr/0005 "Frame": source text of at most 10,000 characters. One more is refused as
+    the frame's own defect, though the field check's far wider text bound (100,000) passes it
+    (the full kernel score's survivor: the cap's `>` made `is`, never true, docs/adr/0015)."""
+    from practice_loop.kernel.frame import MAX_SOURCE_LENGTH
+
+    source = "a" * (MAX_SOURCE_LENGTH + extra)
+    fields = (PROBLEM_FRAME_SCHEMA_VERSION, UNARY_DELTA_ORGAN, source, (), (), (), None, ())
+    if accepted:
+        assert ProblemFrame(*fields).source_text == source
+        return
+    with pytest.raises(RecordError) as raised:
+        ProblemFrame(*fields)
+    assert raised.value.found == RecordDefect("ProblemFrame", "source_text", Defect.TEXT_TOO_LONG)
+
+
 # (facts, cues, spanless hazards, bindings of the one proposal, accepted): every kind of item
-# counts once, and each proposal once beside its bindings; totals of 256 (the cap) and 257.
+# counts once, and each proposal once beside its bindings; totals of 256 (the cap) and 257, and
+# 257 distinct facts alone, over the cap, not duplicates (their count is past CPython's cached
+# small ints, where a length compared by identity would call them so).
 ITEM_COUNTS = [
+    (255, 0, 0, 0, True),
+    (257, 0, 0, 0, False),
     (2, 0, 253, 0, True),
     (2, 0, 254, 0, False),
     (0, 2, 254, 0, False),
