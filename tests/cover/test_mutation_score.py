@@ -518,14 +518,14 @@ _OWN = "tests/cover/test_m.py"
 _MORE = "tests/cover/test_m_more.py"
 
 
-def _reach(*, at_import=(), executed=None, unmeasured=()) -> ms.Reach:
+def _reach(*, at_import=(), executed=None, unmeasured=(), durations=None) -> ms.Reach:
     file = "src/practice_loop/kernel/m.py"
     return ms.Reach(
         tests={file: {line: frozenset(tests) for line, tests in (executed or {}).items()}},
         at_import={file: frozenset(at_import)},
         unmeasured={file: frozenset(unmeasured)},
         seconds=1.0,
-        durations={},
+        durations=durations or {},
     )
 
 
@@ -565,6 +565,43 @@ def test_a_line_is_judged_by_the_tests_that_execute_it_and_those_coverage_cannot
             Phase.KERNEL_TESTS,
             ["tests/architecture/test_x.py::starts_a_process", "tests/cover/test_m_extra.py::c"],
         ),
+    ]
+
+
+@pytest.mark.obligation("LOCAL-0015/reach_selection")
+def test_the_other_files_run_cheapest_first_by_what_the_measuring_run_timed(tmp_path):
+    """The second phase stops at its first failure, so a kill by a quick file must not wait
+    on a slow one: files in the order of their measured seconds (import and every test), a
+    file's tests together, a file never timed last; the module's own file still first."""
+    root = _root(tmp_path)
+    slow, quick, untimed = (f"tests/cover/test_{n}.py" for n in ("a_slow", "b_quick", "c_new"))
+    (root / _OWN).parent.mkdir(parents=True)
+    (root / _OWN).write_text("", encoding="utf-8")
+    durations = {
+        f"{slow}::s": 300.0,  # a module fixture that runs the sample loop
+        slow: 2.0,
+        f"{quick}::q1": 0.5,
+        f"{quick}::q2": 0.5,
+        quick: 1.0,
+        f"{_OWN}::a": 50.0,
+        "tests/architecture/test_x.py::x": 9.0,
+        "tests/architecture/test_y.py::y": 9.0,
+    }
+    executed = {12: {f"{_OWN}::a", f"{slow}::s", f"{quick}::q2", f"{untimed}::u", f"{quick}::q1"}}
+    reach = _reach(at_import={11}, executed=executed, durations=durations)
+    assert ms.site_phases(_comparison_site(), root, reach, _trees()) == [
+        (Phase.MODULE_TESTS, [f"{_OWN}::a"]),
+        (Phase.KERNEL_TESTS, [f"{quick}::q1", f"{quick}::q2", f"{slow}::s", f"{untimed}::u"]),
+    ]
+    # A line the imports run goes to every kernel test file: the same order, a directory
+    # costing what its files took (18 s here, less than the other module's test file).
+    (root / "src" / "practice_loop" / "kernel" / "n.py").write_text("", encoding="utf-8")
+    other = "tests/cover/test_n.py"
+    (root / other).write_text("", encoding="utf-8")
+    reach = _reach(at_import={12}, durations={**durations, f"{other}::n": 60.0})
+    assert ms.site_phases(_comparison_site(), root, reach, _trees()) == [
+        (Phase.MODULE_TESTS, [_OWN]),
+        (Phase.KERNEL_TESTS, ["tests/architecture", other]),
     ]
 
 

@@ -739,23 +739,33 @@ def _first_executed_line(tree: ast.Module) -> int | None:
 
 
 def site_phases(
-    site: Site, root: Path, reach: Reach | None, statements: dict[str, list[Statement]]
+    site: Site,
+    root: Path,
+    reach: Reach | None,
+    statements: dict[str, list[Statement]],
+    files: dict[str, float] | None = None,
 ) -> list[tuple[Phase, list[str]]]:
     """The tests that judge ``site``, in phases: the module's own test file's, then the
-    others'. Without ``reach``, or for a line executed before the first test (its effect can
-    be anywhere), every kernel test file; otherwise the tests that execute the line and those
-    that reach the module unmeasured. ``[]``: no test can notice the mutant."""
+    others', cheapest file first by ``files`` (``seconds_by_file``, measured from ``reach``
+    when not given). Without ``reach``, or for a line executed before the first test (its
+    effect can be anywhere), every kernel test file; otherwise the tests that execute the
+    line and those that reach the module unmeasured. ``[]``: no test can notice the mutant."""
     if reach is None:
         return kernel_test_files(site.file, root)
+    if files is None:
+        files = seconds_by_file(reach)
     lines = statement_lines(statements[site.file], site.line)
     if lines & reach.at_import.get(site.file, frozenset()):
-        return kernel_test_files(site.file, root)
+        return [
+            (phase, cheapest_first(tests, files) if phase is Phase.KERNEL_TESTS else tests)
+            for phase, tests in kernel_test_files(site.file, root)
+        ]
     executed = reach.tests.get(site.file, {})
     tests = set(reach.unmeasured.get(site.file, frozenset()))
     tests.update(*(executed.get(line, frozenset()) for line in lines))
     own_files = tuple(f"{test}::" for test in module_tests(site.file, root))
     own = sorted(test for test in tests if test.startswith(own_files)) if own_files else []
-    rest = sorted(tests.difference(own))
+    rest = cheapest_first(tests.difference(own), files)
     return [
         (phase, chosen)
         for phase, chosen in [(Phase.MODULE_TESTS, own), (Phase.KERNEL_TESTS, rest)]
@@ -956,6 +966,26 @@ def seconds_by_file(reach: Reach) -> dict[str, float]:
     return files
 
 
+def _measured_files(test: str, files: dict[str, float]) -> set[str]:
+    """The measured test files that ``test`` (a node id, a test file or a directory) runs in."""
+    path = test.partition("::")[0].rstrip("/")
+    return {path} if path in files else {file for file in files if file.startswith(f"{path}/")}
+
+
+def cheapest_first(tests: Iterable[str], files: dict[str, float]) -> list[str]:
+    """``tests`` (node ids, test files or directories) ordered by what their file took in the
+    measuring run, cheapest first, a file's tests together in name order, any file it did not
+    time last. A phase runs with ``-x``, so a kill costs the files before the killing one: in
+    name order a mutant killed by a quick file could wait minutes on a slow one (a module
+    fixture that runs the sample loop) that cannot notice it."""
+
+    def cost(test: str) -> tuple[bool, float, str]:
+        measured = _measured_files(test, files)
+        return not measured, sum(files[file] for file in measured), test
+
+    return sorted(tests, key=cost)
+
+
 def phase_timeout(
     tests: Sequence[str],
     files: dict[str, float] | None,
@@ -971,8 +1001,8 @@ def phase_timeout(
     if files is None or not tests:
         return ceiling
     touched: set[str] = set()
-    for path in {test.partition("::")[0].rstrip("/") for test in tests}:
-        inside = {path} if path in files else {f for f in files if f.startswith(f"{path}/")}
+    for path in {test.partition("::")[0] for test in tests}:
+        inside = _measured_files(path, files)
         if not inside:
             return ceiling
         touched |= inside
@@ -1052,9 +1082,8 @@ def judge_sites(
             if every_test
             else measure_reach(workers[0], kernel_tests, jobs=jobs, out=out, collected=collected)
         )
-        plan = {site.key: site_phases(site, root, reach, statements) for site in everything}
-
         files = None if reach is None else seconds_by_file(reach)
+        plan = {site.key: site_phases(site, root, reach, statements, files) for site in everything}
 
         def limit(tests: Sequence[str]) -> float:
             return phase_timeout(tests, files, timeout)
