@@ -26,7 +26,8 @@ from hypothesis.database import (
 
 from ci_support import absent
 from practice_loop.cli import main
-from practice_loop.harness.fuzz import STOP_GRACE_SECONDS
+from practice_loop.harness.fuzz import STOP_GRACE_SECONDS, confirmation_reserve
+from practice_loop.harness.fuzz_adaptive import WorkerLoss
 from practice_loop.harness.fuzz_database import (
     DATABASE_ENV,
     READ_ONLY_ENV,
@@ -844,6 +845,29 @@ def test_parametrized(k, s):
 """
 
 
+@pytest.mark.parametrize(
+    "search, outcomes, expected",
+    [
+        (30.0, (), 12.0),  # the floor
+        (300.0, (), 60.0),  # a fifth of the search
+        (1000.0, (), 120.0),  # the ceiling
+        (100.0, ("hung", "crashed"), 20.0 + (2.5 + 3.0) + 2.5),  # each loss paid again
+        (100.0, ("crashed",), 20.0 + 2.5),  # a crash ends its worker at once
+        (30.0, ("hung", "crashed"), 15.0),  # never more than half the search
+        (1000.0, ("hung",), 120.0),  # nor past the ceiling
+    ],
+)
+def test_the_confirmation_round_keeps_what_each_lost_worker_costs_it_again(
+    search, outcomes, expected
+):
+    """Issue 19: the round re-runs each test that lost the search a worker, and that test
+    ends the round's pytest-xdist worker again: after its timeout if it hung, then a new
+    worker starts. The reserve pays both, a worker's start as the search measured it."""
+    losses = [WorkerLoss(f"t.py::{o}", o, "", "", 1.0) for o in outcomes]
+    reserve = confirmation_reserve(search, losses, test_timeout=3.0, start_seconds=2.5)
+    assert reserve == pytest.approx(expected)
+
+
 def test_an_adaptive_campaign_searches_confirms_and_replays_what_it_found(tmp_path, redis_url):
     """Issue 19: the long-lived workers find the planted failures (a parametrized test's
     too), lose a worker to the hung and the crashed test and go on without them, and the
@@ -855,7 +879,9 @@ def test_an_adaptive_campaign_searches_confirms_and_replays_what_it_found(tmp_pa
     # A Redis database of its own: the round-robin test above leaves test_planted's shrunk
     # failure in the module's shared one, which this campaign would rightly replay as known.
     database = redis_url + "/4"
-    budget = 30.0
+    # Long enough that the confirmation round's reserve (the floor, plus test_hangs' timeout
+    # and two workers' starts) is not cut to half the search.
+    budget = 45.0
     first = _campaign(
         tmp_path, "--minutes", str(budget / 60), "-j", "2", "--database", database,
         "--test-timeout", "3", "test_sample.py",
@@ -881,6 +907,7 @@ def test_an_adaptive_campaign_searches_confirms_and_replays_what_it_found(tmp_pa
     assert properties["test_sample.py::test_fine"]["examples"] > 100
     assert properties["test_sample.py::test_fine"]["findings"] == 0
     assert all(len(w["seeds"]) >= 1 for w in search["workers"]) and len(search["workers"]) == 2
+    assert 0 < search["worker_start_seconds"] < budget  # what the confirmation reserve paid
     for chart in search["charts"]:
         assert ElementTree.parse(tmp_path / chart).getroot().tag.endswith("svg")
     # The confirmation round: only what needs it, each failure replayed from the database.

@@ -454,6 +454,7 @@ def test_the_charts_are_svg_with_one_bar_per_property_up_to_the_cap(tmp_path):
         seconds=3.0, workers=(), properties=properties, findings=(), losses=(),
         unfuzzable=(), timeline=((0.0, 0, 0), (1.0, 50, 200), (2.0, 80, 450)), faults=(),
         interrupted=False, collected=tuple(p.nodeid for p in properties),
+        worker_start_seconds=1.0,
     )  # fmt: skip
     written = fuzz_charts.write_charts(summary, tmp_path)
     assert [p.name for p in written] == ["coverage.svg", "examples.svg", "time-per-property.svg"]
@@ -473,7 +474,7 @@ def test_a_lost_worker_names_the_test_it_was_running(tmp_path, stacks, status, o
     hang = tmp_path / "w.hang"
     hang.write_text(stacks)
     process = fuzz_adaptive._Process(
-        0, 1, tmp_path / "w.jsonl", hang, tmp_path / "w.log", None, None, running="t::p"
+        0, 1, tmp_path / "w.jsonl", hang, tmp_path / "w.log", None, None, 0.0, running="t::p"
     )
     loss = fuzz_adaptive._loss_of(process, status, 5.0)
     assert (loss.nodeid, loss.outcome) == ("t::p", outcome)

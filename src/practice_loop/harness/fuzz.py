@@ -38,10 +38,11 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from .fuzz_adaptive import AdaptiveSummary, LiveTable, WorkerRefused, run_search
+from .fuzz_adaptive import AdaptiveSummary, LiveTable, WorkerLoss, WorkerRefused, run_search
 from .fuzz_charts import write_charts
 from .fuzz_database import (
     DATABASE_ENV,
@@ -92,7 +93,8 @@ CLOSING_SECONDS = 2.0
 POLL_SECONDS = 0.2
 ENGINES = ("adaptive", "rounds")
 # The end of the search kept for the confirmation round, when a test needs it: this share
-# of the search's time, within these bounds, and never more than half of it.
+# of the search's time, within these bounds, and never more than half of it; more for each
+# worker the search lost (confirmation_reserve).
 CONFIRM_SHARE = 0.2
 CONFIRM_MIN_SECONDS = 12.0
 CONFIRM_MAX_SECONDS = 120.0
@@ -683,6 +685,27 @@ def run_campaign(plan: CampaignPlan, stream: IO[str] = sys.stderr) -> tuple[Camp
     return report, report.exit_status
 
 
+def confirmation_reserve(
+    search_seconds: float,
+    losses: Sequence[WorkerLoss],
+    test_timeout: float,
+    start_seconds: float,
+) -> float:
+    """The seconds kept at the end of the search for the confirmation round, given the
+    workers it lost so far: a share of the search's time within its bounds, plus, for each
+    loss, what the round pays again when that test ends its pytest-xdist worker (its timeout
+    if it hung, then a new worker's start, measured on the search's own workers), never more
+    than CONFIRM_MAX_SECONDS or half the search. Without that part, a campaign that found a
+    hang and a crash cut its round off while the hung test was still running, and the report
+    said "cut off" where the search had said "hung"."""
+    losses_cost = sum(
+        start_seconds + (test_timeout if loss.outcome == RunOutcome.HUNG.value else 0.0)
+        for loss in losses
+    )
+    share = max(CONFIRM_MIN_SECONDS, CONFIRM_SHARE * search_seconds)
+    return min(share + losses_cost, CONFIRM_MAX_SECONDS, search_seconds / 2)
+
+
 def _run_adaptive(
     campaign: _Campaign, deadline: float, progress: Progress, out: Path, stream: IO[str]
 ) -> bool:
@@ -694,11 +717,10 @@ def _run_adaptive(
     if workers_dir.exists():
         shutil.rmtree(workers_dir)  # an earlier campaign's records are not this one's
     search_seconds = deadline - time.monotonic()
-    reserve = min(
-        max(CONFIRM_MIN_SECONDS, CONFIRM_SHARE * search_seconds),
-        CONFIRM_MAX_SECONDS,
-        search_seconds / 2,  # a short campaign still searches half its time
-    )
+
+    def reserve(losses: Sequence[WorkerLoss], start_seconds: float) -> float:
+        return confirmation_reserve(search_seconds, losses, plan.test_timeout, start_seconds)
+
     cpu_before = _children_cpu()
     try:
         summary = run_search(
@@ -711,7 +733,7 @@ def _run_adaptive(
             keyword=plan.keyword,
             tests=plan.tests,
             table=LiveTable(stream, plan.budget_seconds),
-            stop_early=deadline - reserve,
+            reserve=reserve,
         )
     except WorkerRefused as refused:
         raise UsageProblem(str(refused)) from None

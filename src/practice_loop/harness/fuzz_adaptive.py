@@ -23,7 +23,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -135,6 +135,9 @@ class AdaptiveSummary:
     faults: tuple[tuple[str, str], ...]  # (a fuzz_report.Fault value, the detail)
     interrupted: bool  # Ctrl-C stopped the search
     collected: tuple[str, ...]  # every property some worker collected
+    # the longest a worker took from its start to its first property: what the confirmation
+    # round's reserve pays for each worker it will lose again
+    worker_start_seconds: float
 
     @property
     def examples(self) -> int:
@@ -160,6 +163,7 @@ class AdaptiveSummary:
             "faults": [{"fault": kind, "detail": detail} for kind, detail in self.faults],
             "interrupted": self.interrupted,
             "collected": len(self.collected),
+            "worker_start_seconds": round(self.worker_start_seconds, 3),
         }
 
 
@@ -202,6 +206,7 @@ class _Process:
     log: Path
     popen: subprocess.Popen[bytes]
     tail: _Tail
+    spawned: float  # monotonic, when its process started
     running: str | None = None  # the property of the last slice
     ended: bool = False  # its `end` line was read
     refused: str | None = None
@@ -383,12 +388,14 @@ def run_search(
     keyword: str | None,
     tests: Sequence[str],
     table: LiveTable,
-    stop_early: float | None = None,
+    reserve: Callable[[Sequence[WorkerLoss], float], float] | None = None,
 ) -> AdaptiveSummary:
     """Run ``workers`` worker processes until ``end`` (monotonic); when a test needs the
-    confirmation round, stop them at ``stop_early`` instead. On Ctrl-C the workers are
-    stopped and the summary of what ran says it was interrupted. Raises ``WorkerRefused``
-    when the workers refuse the selection or the profile."""
+    confirmation round, stop them ``reserve(losses, start_seconds)`` seconds before it
+    instead (``start_seconds``: the longest a worker took from its start to its first
+    property). On Ctrl-C the workers are stopped and the summary of what ran says it was
+    interrupted. Raises ``WorkerRefused`` when the workers refuse the selection or the
+    profile."""
     out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     live = _Live(started)
@@ -397,6 +404,7 @@ def run_search(
     history: dict[int, list[_Process]] = collections.defaultdict(list)
     losses: list[WorkerLoss] = []
     lost: list[str] = []
+    start_seconds = 0.0
 
     def start(index: int) -> None:
         restart = len(history[index])
@@ -415,7 +423,7 @@ def run_search(
                 command, stdout=log_file, stderr=subprocess.STDOUT, env=environ,
                 start_new_session=True,
             )  # fmt: skip
-        process = _Process(index, seed, record, hang, log, popen, _Tail(record))
+        process = _Process(index, seed, record, hang, log, popen, _Tail(record), time.monotonic())
         processes[index] = process
         history[index].append(process)
 
@@ -426,7 +434,10 @@ def run_search(
         last_sample = 0.0
         while processes:
             for index, process in list(processes.items()):
+                starting = process.running is None
                 live.read(process)
+                if starting and process.running is not None:
+                    start_seconds = max(start_seconds, time.monotonic() - process.spawned)
                 status = process.popen.poll()
                 if status is None:
                     continue
@@ -461,7 +472,7 @@ def run_search(
             if table.due():
                 table.show(live)
             needs_round = live.findings or losses or live.unfuzzable
-            if stop_early is not None and needs_round and now >= stop_early:
+            if reserve is not None and needs_round and now >= end - reserve(losses, start_seconds):
                 _stop_all(processes, live)
                 break
             time.sleep(POLL_SECONDS)
@@ -469,7 +480,8 @@ def run_search(
         interrupted = True
         _stop_all(processes, live)
     live.sample()
-    return _summary(live, history, losses, time.monotonic() - started, interrupted)
+    seconds = time.monotonic() - started
+    return _summary(live, history, losses, seconds, interrupted, start_seconds)
 
 
 def _stop_all(processes: dict[int, _Process], live: _Live | None = None) -> None:
@@ -510,6 +522,7 @@ def _summary(
     losses: list[WorkerLoss],
     seconds: float,
     interrupted: bool,
+    start_seconds: float,
 ) -> AdaptiveSummary:
     properties = tuple(
         PropertyStats(
@@ -563,4 +576,5 @@ def _summary(
         faults=tuple(live.faults),
         interrupted=interrupted,
         collected=tuple(sorted(live.collected)),
+        worker_start_seconds=start_seconds,
     )
