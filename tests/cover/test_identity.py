@@ -437,6 +437,18 @@ def test_decode_refuses_with_exact_reason(data: object, reason: CanonicalReason)
 
 
 @pytest.mark.obligation("LOCAL-0003/decode")
+@pytest.mark.parametrize("number", [b"9007199254740992", b"-9007199254740992"])
+@pytest.mark.parametrize("template", [b"%s", b"[1,%s]", b'{"a":{"b":%s}}'])
+def test_decode_refuses_an_int_past_the_bound_while_reading_it(template, number) -> None:
+    """ARCHITECTURE §2 loading: the parser's int hook refuses +/-2**53 as it reads the number
+    (no path known there: ``$``), so an int out of range never reaches re-encoding; a hook
+    that let -2**53 through was caught only later, by the encoder, naming its path."""
+    with pytest.raises(CanonicalizationError) as caught:
+        decode_canonical(template % number)
+    assert (caught.value.reason, caught.value.where) == (CanonicalReason.INT_OUT_OF_RANGE, "$")
+
+
+@pytest.mark.obligation("LOCAL-0003/decode")
 @given(st.dictionaries(utf8_text, canonical_values, min_size=2, max_size=4))
 def test_decode_refuses_non_canonical_encodings_of_valid_values(value: dict) -> None:
     """ARCHITECTURE §2 loading: re-encoding must give the input bytes exactly."""
