@@ -1217,6 +1217,25 @@ def test_other_missing_role_codes_refuse(role, data):
     _assert_refused(propose(ctx), R.RESIDUAL_CODE_UNSUPPORTED)
 
 
+@given(contexts(cue_count=0))
+def test_a_policy_allowing_no_organ_and_a_refusal_naming_no_reason_are_malformed(ctx):
+    """ADR-0231 §7.1 and §8: a policy names the organs a candidate may touch and a refusal
+    names its reasons, so neither tuple may be empty: each is refused on construction as
+    SEQUENCE_EMPTY, naming its field (the full kernel run found both checks unasserted)."""
+    refusal = _assert_refused(propose(ctx), R.CUE_MISSING)
+    with pytest.raises(RecordError) as caught:
+        CandidateOperatorRefusal.sealed(**fields_for_sealing(refusal, reason_codes=()))
+    expected = kernel.RecordDefect(
+        "CandidateOperatorRefusal", "reason_codes", Defect.SEQUENCE_EMPTY
+    )
+    assert caught.value.found == expected
+    with pytest.raises(RecordError) as caught:
+        dataclasses.replace(MISSING_ROLE_CANDIDATE_POLICY, allowed_candidate_organs=())
+    field = "allowed_candidate_organs"
+    expected = kernel.RecordDefect("CandidateOperatorPolicy", field, Defect.SEQUENCE_EMPTY)
+    assert caught.value.found == expected
+
+
 @pytest.mark.obligation("ADR-0231/17.12", "LOCAL-0008/cue_rules")
 @given(contexts(cue_count=0))
 def test_typed_cue_missing_refuses_and_consumes_nothing(ctx):
