@@ -179,7 +179,7 @@ def forged(
     each forged record is well formed and self-seals, gate -> budget -> run -> input all
     name each other, so only the operator's own semantic checks can tell."""
     residual = residual or ctx.residual
-    new_gate = tampered(ctx.gate, residual_ids=(residual.residual_id,), **(gate or {}))
+    new_gate = tampered(ctx.gate, **{"residual_ids": (residual.residual_id,), **(gate or {})})
     new_gate = resealed(new_gate, input_digest=oracle.gate_input_digest(new_gate))
     assert inspect_record(new_gate, SearchGateDecision) is None
     if decide_budget:
@@ -687,6 +687,50 @@ def test_reconstruction_and_result_refuse_unbound_identities(ctx):
         assert raised.value.found.defect is Defect.INCONSISTENT_FIELDS
 
 
+def _reconstruction_beside(
+    rebuilt: CandidateReconstruction, field: str, *, after: bool
+) -> CandidateReconstruction:
+    """A valid reconstruction like ``rebuilt`` whose ``field`` sorts just after (or before)
+    its own. A candidate digest is a hash, so it is moved by changing the frame digest it
+    hashes, one neighbour at a time, until the new one lands on the side asked for."""
+    if field == "attempt_index":
+        return _rebuilt(rebuilt, attempt_index=rebuilt.attempt_index + (1 if after else -1))
+    if field == "attempt_id":
+        return _rebuilt(rebuilt, attempt_id=neighbouring_digest(rebuilt.attempt_id, after=after))
+    frame_digest = rebuilt.problem_frame_digest
+    while True:
+        frame_digest = neighbouring_digest(frame_digest, after=True)
+        moved = _rebuilt(rebuilt, problem_frame_digest=frame_digest)
+        if (moved.candidate_digest > rebuilt.candidate_digest) is after:
+            return moved
+
+
+@pytest.mark.obligation("ADR-0231/17.19", "ADR-0228/16.10", "LOCAL-0008/outputs")
+@pytest.mark.parametrize("side", ["before", "after"])
+@pytest.mark.parametrize("field", ["attempt_id", "attempt_index", "candidate_digest"])
+@share(3)
+@given(ctx=contexts())
+def test_a_result_refuses_a_reconstruction_of_another_attempt_or_candidate(field, side, ctx):
+    """The attempt and the result agree; only the reconstruction names another attempt id,
+    index or candidate, once on each side of the true one. Each of the three bindings is a
+    chain (attempt == result == reconstruction), so only a change to its last link finds a
+    check that orders that link (the kernel mutation score's survivors at operators.py
+    ``==`` made ``<=`` and ``>=``, docs/adr/0015)."""
+    result = _reindexed(_assert_result(propose(ctx)), 5)
+    rebuilt = _reconstruction_beside(result.reconstruction, field, after=side == "after")
+    assert getattr(rebuilt, field) != getattr(result, field)
+    with pytest.raises(RecordError) as raised:
+        CandidateOperatorResult.sealed(
+            **fields_for_sealing(
+                result,
+                candidate_reconstruction_digest=rebuilt.candidate_reconstruction_digest,
+                reconstruction=rebuilt,
+            )
+        )
+    assert raised.value.found.field == "candidate_attempt"
+    assert raised.value.found.defect is Defect.INCONSISTENT_FIELDS
+
+
 # ------------------------------------------------------------------------------------------
 # §18.7-14 and §7.3: every refusal, with its exact reason
 
@@ -748,6 +792,13 @@ def _malformed_span(ctx: Context):
     broken = tampered(first, text=first.text + "x")
     spans = (broken,) + ctx.residual.evidence_spans[1:]
     return propose(ctx, residual=tampered(ctx.residual, evidence_spans=spans))
+
+
+def _later_records_of_another_frame(ctx: Context) -> Context:
+    """The residual, gate and run all naming one other frame digest; the input and the
+    assessment still name the true one."""
+    other = {"problem_frame_digest": other_digest(ctx.residual.problem_frame_digest)}
+    return forged(ctx, residual=resealed(ctx.residual, **other), gate=other, run=other)
 
 
 def _cue_not_justified(ctx: Context):
@@ -957,6 +1008,23 @@ REFUSALS: dict[str, tuple[Callable[[Context], object], OperatorRefusalReason]] =
         lambda c: propose(
             forged(c, run={"problem_frame_digest": other_digest(c.opened.problem_frame_digest)})
         ),
+        R.IDENTITY_MISMATCH,
+    ),
+    # Each link of a chain of bindings is broken alone: the gate (or the residual, gate and
+    # run together) on one side of the value every earlier record names, the run still
+    # naming the true residual, so a chained check that orders one link passes a forgery.
+    "gate_names_another_residual": (
+        lambda c: propose(
+            forged(
+                c,
+                gate={"residual_ids": (other_digest(c.residual.residual_id),)},
+                run={"residual_ids": (c.residual.residual_id,)},
+            )
+        ),
+        R.IDENTITY_MISMATCH,
+    ),
+    "residual_gate_and_run_of_another_frame": (
+        lambda c: propose(_later_records_of_another_frame(c)),
         R.IDENTITY_MISMATCH,
     ),
     "run_names_other_residuals": (
@@ -1423,6 +1491,28 @@ def _respanned(result: CandidateOperatorResult, spans: tuple[SourceSpan, ...]):
     )
 
 
+def _reindexed(result: CandidateOperatorResult, index: int) -> CandidateOperatorResult:
+    """The same result with its attempt, reconstruction and itself at ``index``, resealed."""
+    attempt = CandidateAttempt.sealed(
+        **fields_for_sealing(result.candidate_attempt, attempt_index=index)
+    )
+    rebuilt = CandidateReconstruction.sealed(
+        **fields_for_sealing(
+            result.reconstruction, attempt_index=index, attempt_id=attempt.attempt_id
+        )
+    )
+    return CandidateOperatorResult.sealed(
+        **fields_for_sealing(
+            result,
+            attempt_index=index,
+            attempt_id=attempt.attempt_id,
+            candidate_reconstruction_digest=rebuilt.candidate_reconstruction_digest,
+            candidate_attempt=attempt,
+            reconstruction=rebuilt,
+        )
+    )
+
+
 @share(5)
 @given(contexts(), st.integers(257, 10**6))
 def test_the_attempt_index_binds_by_value_not_by_object(ctx, index):
@@ -1430,25 +1520,7 @@ def test_the_attempt_index_binds_by_value_not_by_object(ctx, index):
     indexes that are three int objects (as decoding a stored trace gives them, beyond the
     small ints CPython shares) bind all the same (the kernel mutation score's survivor
     ``==`` made ``is``, docs/adr/0015)."""
-    result = _assert_result(propose(ctx))
-    attempt = CandidateAttempt.sealed(
-        **fields_for_sealing(result.candidate_attempt, attempt_index=int(str(index)))
-    )
-    rebuilt = CandidateReconstruction.sealed(
-        **fields_for_sealing(
-            result.reconstruction, attempt_index=int(str(index)), attempt_id=attempt.attempt_id
-        )
-    )
-    reindexed = CandidateOperatorResult.sealed(
-        **fields_for_sealing(
-            result,
-            attempt_index=int(str(index)),
-            attempt_id=attempt.attempt_id,
-            candidate_reconstruction_digest=rebuilt.candidate_reconstruction_digest,
-            candidate_attempt=attempt,
-            reconstruction=rebuilt,
-        )
-    )
+    reindexed = _reindexed(_assert_result(propose(ctx)), int(str(index)))
     assert type(reindexed) is CandidateOperatorResult, reindexed
     assert inspect_record(reindexed, CandidateOperatorResult) is None
 
