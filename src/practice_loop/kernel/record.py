@@ -187,13 +187,11 @@ def _identity_drops(kind: type[Record], excluded: frozenset[str]) -> frozenset[i
 
 
 def _record_bytes(record: Record, trust: _Trust) -> tuple[bytes, bytes]:
-    """The bytes of a record whose fields passed their checks, kept while it is trusted."""
+    """The bytes of a record trusted in this call, as ``_admit`` (or ``admit_pinned``) kept
+    them. Only a record whose checks admit more than the hashable profile is trusted without
+    its bytes: encoding it again refuses it (``CanonicalizationError``)."""
     found = trust.encoded.get(id(record))
-    if found is None:
-        found = _joined(type(record), *_field_parts(record, trust))
-        if trust.records.get(id(record)) is record:
-            trust.encoded[id(record)] = found
-    return found
+    return _joined(type(record), *_field_parts(record, trust)) if found is None else found
 
 
 # --------------------------------------------------------------------------------------------
