@@ -794,11 +794,41 @@ def _malformed_span(ctx: Context):
     return propose(ctx, residual=tampered(ctx.residual, evidence_spans=spans))
 
 
-def _later_records_of_another_frame(ctx: Context) -> Context:
-    """The residual, gate and run all naming one other frame digest; the input and the
-    assessment still name the true one."""
-    other = {"problem_frame_digest": other_digest(ctx.residual.problem_frame_digest)}
-    return forged(ctx, residual=resealed(ctx.residual, **other), gate=other, run=other)
+def _of_another_frame(ctx: Context, first: str) -> Context:
+    """Every record from ``first`` on, in the order the operator chains their frame digests
+    (assessment, residual, gate, run), naming one other frame; the frame and the input still
+    name the true one. Exactly one link of that chain is broken, so a link compared by order
+    instead of equality passes the forgery on one side."""
+    true = ctx.assessment.problem_frame_digest
+    other = {"problem_frame_digest": other_digest(true)}
+    chained = ("assessment", "residual", "gate", "run")
+    moved = {name: other if name in chained[chained.index(first) :] else {} for name in chained}
+    assessment = resealed(ctx.assessment, **moved["assessment"])
+    bound = {"contract_assessment_id": assessment.assessment_id}
+    forgery = forged(
+        dataclasses.replace(ctx, assessment=assessment),
+        residual=resealed(ctx.residual, **bound, **moved["residual"]),
+        gate={**bound, **moved["gate"]},
+        run={**bound, **moved["run"]},
+    )
+    true_input = resealed(forgery.operator_input, problem_frame_digest=true)
+    return dataclasses.replace(forgery, operator_input=true_input)
+
+
+def _of_another_assessment(ctx: Context, first: str) -> Context:
+    """Every record from ``first`` on (residual, gate, run) naming one other assessment; the
+    input and the assessment still name each other: one link of that chain broken."""
+    other = {"contract_assessment_id": other_digest(ctx.assessment.assessment_id)}
+    chained = ("residual", "gate", "run")
+    moved = {name: other if name in chained[chained.index(first) :] else {} for name in chained}
+    forgery = forged(
+        ctx,
+        residual=resealed(ctx.residual, **moved["residual"]),
+        gate=moved["gate"],
+        run=moved["run"],
+    )
+    assert forgery.operator_input.original_contract_assessment_id == ctx.assessment.assessment_id
+    return forgery
 
 
 def _cue_not_justified(ctx: Context):
@@ -1010,9 +1040,8 @@ REFUSALS: dict[str, tuple[Callable[[Context], object], OperatorRefusalReason]] =
         ),
         R.IDENTITY_MISMATCH,
     ),
-    # Each link of a chain of bindings is broken alone: the gate (or the residual, gate and
-    # run together) on one side of the value every earlier record names, the run still
-    # naming the true residual, so a chained check that orders one link passes a forgery.
+    # Each link of a chain of bindings broken alone, on one side of the value every earlier
+    # record names: a chained check that orders one link passes the forgery on that side.
     "gate_names_another_residual": (
         lambda c: propose(
             forged(
@@ -1023,8 +1052,28 @@ REFUSALS: dict[str, tuple[Callable[[Context], object], OperatorRefusalReason]] =
         ),
         R.IDENTITY_MISMATCH,
     ),
-    "residual_gate_and_run_of_another_frame": (
-        lambda c: propose(_later_records_of_another_frame(c)),
+    "frame_digest_other_from_assessment_on": (
+        lambda c: propose(_of_another_frame(c, "assessment")),
+        R.IDENTITY_MISMATCH,
+    ),
+    "frame_digest_other_from_residual_on": (
+        lambda c: propose(_of_another_frame(c, "residual")),
+        R.IDENTITY_MISMATCH,
+    ),
+    "frame_digest_other_from_gate_on": (
+        lambda c: propose(_of_another_frame(c, "gate")),
+        R.IDENTITY_MISMATCH,
+    ),
+    "assessment_id_other_from_residual_on": (
+        lambda c: propose(_of_another_assessment(c, "residual")),
+        R.IDENTITY_MISMATCH,
+    ),
+    "assessment_id_other_from_gate_on": (
+        lambda c: propose(_of_another_assessment(c, "gate")),
+        R.IDENTITY_MISMATCH,
+    ),
+    "assessment_id_other_in_run": (
+        lambda c: propose(_of_another_assessment(c, "run")),
         R.IDENTITY_MISMATCH,
     ),
     "run_names_other_residuals": (
