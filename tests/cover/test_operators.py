@@ -831,6 +831,12 @@ def _of_another_assessment(ctx: Context, first: str) -> Context:
     return forgery
 
 
+def _run_of_another_operator_set(ctx: Context) -> Context:
+    forgery = forged(ctx, run={"operator_set_id": other_digest(CANDIDATE_OPERATOR_SET_ID)})
+    true_input = resealed(forgery.operator_input, operator_set_id=CANDIDATE_OPERATOR_SET_ID)
+    return dataclasses.replace(forgery, operator_input=true_input)
+
+
 def _cue_not_justified(ctx: Context):
     cue_span = ctx.frame.cues[0].span
     kept = tuple(span for span in ctx.residual.evidence_spans if span != cue_span)
@@ -1110,6 +1116,11 @@ REFUSALS: dict[str, tuple[Callable[[Context], object], OperatorRefusalReason]] =
         lambda c: propose(
             forged(c, run={"operator_set_version": UNREGISTERED_OPERATOR_SET_VERSION})
         ),
+        R.OPERATOR_SET_MISMATCH,
+    ),
+    "run_operator_set_id_input_true": (
+        # The run alone names another set; the input still names the true one.
+        lambda c: propose(_run_of_another_operator_set(c)),
         R.OPERATOR_SET_MISMATCH,
     ),
     "input_operator_set_version": (
@@ -1953,3 +1964,20 @@ def test_the_first_attempt_is_charged_in_full(charge, fits):
         assert found is R.CHARGE_EXCEEDS_BUDGET
     # The second attempt, where a policy allows two, is charged for both: 2 x 2 > 3.
     assert attempt_charge_failure(1, (3, 1, 3, 1), (2, 1), (1, 2, 1)) is R.CHARGE_EXCEEDS_BUDGET
+
+
+@pytest.mark.parametrize("policy_parallelism", [0, 1, 2])
+@pytest.mark.parametrize("budget_parallelism", [0, 1, 2])
+def test_the_charge_admits_only_a_parallelism_of_one_on_both_sides(
+    budget_parallelism, policy_parallelism
+):
+    """ADR-0231 §7.3.20: the budget and the policy must both allow exactly one worker; equal
+    parallelisms other than 1 (both 0, both 2) refuse too, which a check ordering the last
+    link of `budget == policy == 1` would pass."""
+    from practice_loop.kernel.operators import attempt_charge_failure
+
+    found = attempt_charge_failure(
+        0, (2, 1, 2, budget_parallelism), (1, 1), (1, 1, policy_parallelism)
+    )
+    one = budget_parallelism == policy_parallelism == 1
+    assert found is (None if one else R.PARALLELISM_NOT_ONE)

@@ -893,6 +893,23 @@ def test_the_accounting_counts_attempts_not_only_their_candidate_charges():
     assert not accounting_balances(two_for_one, ((2, 1, 1),))
 
 
+@pytest.mark.obligation("LOCAL-0004/admission")
+@pytest.mark.parametrize(
+    ("ceiling", "charges"),
+    # A ceiling of 0 with an attempt is no record at all (parallelism used past it).
+    [(0, ()), (1, ()), (1, ((1, 1, 1),)), (2, ()), (2, ((1, 1, 1),))],
+)
+def test_the_accounting_balances_only_under_a_parallelism_ceiling_of_one(ceiling, charges):
+    """ADR-0228 §9 and §11: whatever was used, the ceiling on parallelism is exactly 1, so
+    neither 0 nor 2 balances (the last link of `used <= ceiling == 1`, which `<=` or `>=` for
+    its `==` would pass on one side)."""
+    from practice_loop.kernel.search_run import accounting_balances
+
+    used = 1 if charges else 0
+    consumed = BudgetConsumed(used, 5, used, 2, used, 10, used, ceiling, False)
+    assert accounting_balances(consumed, charges) is (ceiling == 1)
+
+
 def test_the_accounting_compares_counts_by_value_not_by_object():
     """ADR-0228 §9's equations hold between equal counts that are distinct objects: a policy
     may grant depths and steps past CPython's cached small ints (up to 256), and a decoded
