@@ -45,6 +45,7 @@ from practice_strategies import (
     chains,
     digests,
     eligible_chains,
+    fields_for_sealing,
     oracle,
     resealed,
     run_outcome,
@@ -853,6 +854,26 @@ def test_run_record_refuses_inconsistent_states(changes):
     with pytest.raises(RecordError) as raised:
         GeometricSearchRun.sealed(**fields)
     assert raised.value.found.defect is Defect.INCONSISTENT_FIELDS
+
+
+@pytest.mark.obligation("LOCAL-0004/v2_open_then_record", "LOCAL-0004/outcome_table")
+@share(3)
+@given(chain=eligible_chains())
+def test_a_v2_run_without_the_run_it_was_opened_as_is_refused(chain):
+    """docs/adr/0004: a v2 run is recorded only over an opened run, and names it; v1 alone
+    names none. The check compares two bools, so `==` made `>=` would pass a v2 run naming
+    none (the case the inert v1 run above cannot reach)."""
+    manifest = _manifest()
+    run = record_attempts(
+        _opened(chain, manifest), manifest, (_attempt(manifest.operators[0], 0, 0),)
+    )
+    assert type(run) is GeometricSearchRun and run.opened_run_id is not None
+    with pytest.raises(RecordError) as raised:
+        GeometricSearchRun.sealed(**fields_for_sealing(run, opened_run_id=None))
+    assert (raised.value.found.field, raised.value.found.defect) == (
+        "opened_run_id",
+        Defect.INCONSISTENT_FIELDS,
+    )
 
 
 @pytest.mark.obligation("LOCAL-0004/outcome_table")
