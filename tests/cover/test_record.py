@@ -26,7 +26,7 @@ from practice_loop.kernel import (
 from practice_loop.kernel import record as record_module
 from practice_loop.kernel import trust as trust_module
 from practice_loop.kernel.checks import Defect, RecordError, digest, non_negative_int, text
-from practice_loop.kernel.identity import CanonicalizationError
+from practice_loop.kernel.identity import CanonicalizationError, CanonicalReason
 from practice_loop.kernel.record import (
     DecodeError,
     DecodeReason,
@@ -147,6 +147,70 @@ def test_a_declared_kind_checks_its_fields_and_seals_its_identity():
         "sealed_id",
         Defect.IDENTITY_MISMATCH,
     )
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Lettered(Record):
+    """A sealed kind with a field named on each side of its id, in key order."""
+
+    alpha: Annotated[str, text]
+    middle_id: Annotated[str, digest]
+    zulu: Annotated[int, non_negative_int]
+
+    ID_FIELD: ClassVar = "middle_id"
+
+
+class _EqualToEverything:
+    def __eq__(self, other: object) -> bool:
+        return True
+
+    __hash__ = object.__hash__
+
+
+@pytest.mark.parametrize("missing", ["alpha", "zulu"])
+def test_sealing_without_a_field_names_the_field_whichever_side_of_the_id_it_sorts(missing):
+    """``sealed()`` fills in only the id; any other field left out is a TypeError naming it,
+    never a placeholder id standing in for it (a check ordering field names against the id
+    field would let one side through)."""
+    fields = {"alpha": "a", "zulu": 1}
+    del fields[missing]
+    with pytest.raises(TypeError, match=rf"_Lettered\.sealed\(\) needs {missing}$"):
+        _Lettered.sealed(**fields)
+    assert (
+        _Lettered.sealed(alpha="a", zulu=1).middle_id
+        == _Lettered.sealed(zulu=1, alpha="a").middle_id
+    )
+
+
+def test_a_value_that_claims_to_equal_anything_is_a_field_value_not_a_missing_field():
+    """Whether a field was given is asked by identity: a value whose ``__eq__`` says yes to
+    everything is validated as that field's value (and refused by its check), not taken for
+    the ``dataclasses.MISSING`` sentinel."""
+    with pytest.raises(RecordError) as raised:
+        _Lettered.sealed(alpha=_EqualToEverything(), zulu=1)
+    assert (raised.value.found.field, raised.value.found.defect) == ("alpha", Defect.WRONG_TYPE)
+
+
+def test_the_encodings_flags_are_keyword_only():
+    """``canonical_bytes``, ``content_digest`` and ``to_json`` take ``drop_explanations`` by
+    keyword only: a positional ``True`` cannot silently drop a record's prose."""
+    span = SourceSpan("ab", 0, 2, 0)
+    for method in (span.canonical_bytes, span.content_digest, span.to_json):
+        with pytest.raises(TypeError):
+            method(True)  # type: ignore[misc]
+
+
+def test_a_record_that_fails_its_checks_in_a_call_is_refused_by_the_profile():
+    """Inside a call, a record that does not validate is encoded by the hashable profile,
+    which refuses it with its typed reason (here a lone surrogate), never by the fast encoder
+    that only checked fields may take (it would raise UnicodeEncodeError, untyped)."""
+    span = SourceSpan("ab", 0, 2, 0)
+    object.__setattr__(span, "text", "a\ud800")
+    assert span.find_defect() is not None
+    with trust_scope():
+        with pytest.raises(CanonicalizationError) as raised:
+            span.canonical_bytes()
+    assert raised.value.reason is CanonicalReason.LONE_SURROGATE
 
 
 def _admits_anything(value: object) -> Defect | None:

@@ -94,9 +94,10 @@ _NULL, _TRUE, _FALSE = (b"null", b"null"), (b"true", b"true"), (b"false", b"fals
 
 
 def _tuple_bytes(items: tuple[object, ...], trust: _Trust) -> tuple[bytes, bytes]:
-    # Evidence tuples are handed on unchanged from stage to stage: each is encoded once.
+    # Evidence tuples are handed on unchanged from stage to stage: each is encoded once. An
+    # entry holds its tuple, so no other object takes its id while the call lasts.
     found = trust.tuples.get(id(items))
-    if found is not None and found[0] is items:
+    if found is not None:
         return found[1]
     if not items:
         return _EMPTY_LIST
