@@ -4,6 +4,7 @@ field, and trust that lasts one call and belongs to the thread that opened it.""
 from __future__ import annotations
 
 import dataclasses
+import enum
 import threading
 from typing import Annotated, Any, ClassVar
 
@@ -25,7 +26,15 @@ from practice_loop.kernel import (
 )
 from practice_loop.kernel import record as record_module
 from practice_loop.kernel import trust as trust_module
-from practice_loop.kernel.checks import Defect, RecordError, digest, non_negative_int, text
+from practice_loop.kernel.checks import (
+    Defect,
+    RecordError,
+    digest,
+    member_of,
+    non_negative_int,
+    text,
+    tuple_of,
+)
 from practice_loop.kernel.identity import CanonicalizationError, CanonicalReason
 from practice_loop.kernel.record import (
     DecodeError,
@@ -189,6 +198,32 @@ def test_a_value_that_claims_to_equal_anything_is_a_field_value_not_a_missing_fi
     with pytest.raises(RecordError) as raised:
         _Lettered.sealed(alpha=_EqualToEverything(), zulu=1)
     assert (raised.value.found.field, raised.value.found.defect) == ("alpha", Defect.WRONG_TYPE)
+
+
+class _Level(enum.IntEnum):
+    LOW = 1
+    HIGH = 300  # past CPython's shared small ints
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Counted(Record):
+    """Values no kernel kind holds today, which the one encoder must still encode as the
+    profile does: ints inside a tuple, and an enum whose values are ints."""
+
+    counts: Annotated[tuple[int, ...], tuple_of(non_negative_int)]
+    level: Annotated[_Level, member_of(_Level)]
+
+
+@pytest.mark.parametrize("level", list(_Level))
+def test_ints_in_a_tuple_and_int_valued_enums_encode_as_the_profile_does(level):
+    """docs/adr/0013 "One encoder": inside a call the checked fast encoder gives exactly the
+    bytes of ``canonical_json(to_json())``, here for the value kinds that reach it only
+    through a tuple or an enum."""
+    record = _Counted((0, 7, 2**53 - 1), level)
+    expected = canonical_json(record.to_json())
+    assert expected == b'{"counts":[0,7,9007199254740991],"level":%d}' % level.value
+    with trust_scope():
+        assert record.canonical_bytes() == expected
 
 
 def test_the_encodings_flags_are_keyword_only():
@@ -467,6 +502,24 @@ def test_a_pinned_constant_is_trusted_only_while_every_field_is_what_was_validat
             assert all(
                 record is not row for record in trust_module._CURRENT_TRUST.get().records.values()
             )
+    finally:
+        object.__setattr__(row, "status", genuine)
+    with trust_scope():
+        assert record_module.admit_pinned(pinned) is True
+
+
+@pytest.mark.obligation("LOCAL-0013/trust_scoped")
+def test_a_pinned_constant_with_a_slot_emptied_in_place_is_not_trusted():
+    """A field deleted in place (a slot emptied) is an alteration like any other: the call
+    does not trust the constant, and the stage that receives it validates it in full."""
+    pinned = _pinned_gate_policy()
+    row = SEARCH_GATE_IN_FORCE.reason_statuses[0]
+    genuine = row.status
+    object.__delattr__(row, "status")
+    try:
+        with trust_scope():
+            assert record_module.admit_pinned(pinned) is False
+            assert row not in trust_module._CURRENT_TRUST.get().records.values()
     finally:
         object.__setattr__(row, "status", genuine)
     with trust_scope():
