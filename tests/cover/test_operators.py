@@ -1058,30 +1058,20 @@ REFUSALS: dict[str, tuple[Callable[[Context], object], OperatorRefusalReason]] =
         ),
         R.IDENTITY_MISMATCH,
     ),
-    "frame_digest_other_from_assessment_on": (
-        lambda c: propose(_of_another_frame(c, "assessment")),
-        R.IDENTITY_MISMATCH,
-    ),
-    "frame_digest_other_from_residual_on": (
-        lambda c: propose(_of_another_frame(c, "residual")),
-        R.IDENTITY_MISMATCH,
-    ),
-    "frame_digest_other_from_gate_on": (
-        lambda c: propose(_of_another_frame(c, "gate")),
-        R.IDENTITY_MISMATCH,
-    ),
-    "assessment_id_other_from_residual_on": (
-        lambda c: propose(_of_another_assessment(c, "residual")),
-        R.IDENTITY_MISMATCH,
-    ),
-    "assessment_id_other_from_gate_on": (
-        lambda c: propose(_of_another_assessment(c, "gate")),
-        R.IDENTITY_MISMATCH,
-    ),
-    "assessment_id_other_in_run": (
-        lambda c: propose(_of_another_assessment(c, "run")),
-        R.IDENTITY_MISMATCH,
-    ),
+    **{
+        f"frame_digest_other_from_{first}_on": (
+            lambda c, first=first: propose(_of_another_frame(c, first)),
+            R.IDENTITY_MISMATCH,
+        )
+        for first in ("assessment", "residual", "gate")
+    },
+    **{
+        f"assessment_id_other_from_{first}_on": (
+            lambda c, first=first: propose(_of_another_assessment(c, first)),
+            R.IDENTITY_MISMATCH,
+        )
+        for first in ("residual", "gate", "run")
+    },
     "run_names_other_residuals": (
         lambda c: propose(forged(c, run={"residual_ids": (other_digest(c.residual.residual_id),)})),
         R.IDENTITY_MISMATCH,
