@@ -1542,19 +1542,20 @@ def _respanned(result: CandidateOperatorResult, spans: tuple[SourceSpan, ...]):
 
 
 def _reindexed(result: CandidateOperatorResult, index: int) -> CandidateOperatorResult:
-    """The same result with its attempt, reconstruction and itself at ``index``, resealed."""
+    """The same result with its attempt, reconstruction and itself at ``index``, resealed;
+    each holds its own int object equal to ``index`` (as decoding a stored trace gives them)."""
     attempt = CandidateAttempt.sealed(
-        **fields_for_sealing(result.candidate_attempt, attempt_index=index)
+        **fields_for_sealing(result.candidate_attempt, attempt_index=int(str(index)))
     )
     rebuilt = CandidateReconstruction.sealed(
         **fields_for_sealing(
-            result.reconstruction, attempt_index=index, attempt_id=attempt.attempt_id
+            result.reconstruction, attempt_index=int(str(index)), attempt_id=attempt.attempt_id
         )
     )
     return CandidateOperatorResult.sealed(
         **fields_for_sealing(
             result,
-            attempt_index=index,
+            attempt_index=int(str(index)),
             attempt_id=attempt.attempt_id,
             candidate_reconstruction_digest=rebuilt.candidate_reconstruction_digest,
             candidate_attempt=attempt,
@@ -1570,8 +1571,10 @@ def test_the_attempt_index_binds_by_value_not_by_object(ctx, index):
     indexes that are three int objects (as decoding a stored trace gives them, beyond the
     small ints CPython shares) bind all the same (the kernel mutation score's survivor
     ``==`` made ``is``, docs/adr/0015)."""
-    reindexed = _reindexed(_assert_result(propose(ctx)), int(str(index)))
+    reindexed = _reindexed(_assert_result(propose(ctx)), index)
     assert type(reindexed) is CandidateOperatorResult, reindexed
+    assert reindexed.attempt_index is not reindexed.candidate_attempt.attempt_index
+    assert reindexed.attempt_index is not reindexed.reconstruction.attempt_index
     assert inspect_record(reindexed, CandidateOperatorResult) is None
 
 
