@@ -765,6 +765,28 @@ def test_lineage_must_name_an_earlier_attempt(chain):
 
 
 @pytest.mark.obligation("LOCAL-0004/record_attempts_checks")
+def test_a_lineage_deeper_than_the_shared_small_ints_is_in_order():
+    """docs/adr/0004: depths compare by value. A chain of 300 attempts, each the child of the
+    one before, reaches depths past 256, which CPython does not share between int objects;
+    it is in order, and one depth off is not (the CI sample's survivor `!=` made `is not` in
+    lineage_defect, docs/adr/0015)."""
+    from practice_loop.kernel.search_run import lineage_defect
+
+    row = _row()
+    attempts: list[CandidateAttempt] = []
+    for index in range(300):
+        parent = attempts[-1] if attempts else None
+        shallow = _attempt(row, index, index, parent=parent, candidate=f"{index:064x}")
+        attempts.append(
+            CandidateAttempt.sealed(**fields_for_sealing(shallow, depth=int(str(index + 1))))
+        )
+    assert lineage_defect(tuple(attempts)) is None
+    last = attempts[-1]
+    off = CandidateAttempt.sealed(**fields_for_sealing(last, depth=last.depth + 1))
+    assert lineage_defect((*attempts[:-1], off)) is RunRefusalReason.ATTEMPT_LINEAGE_INVALID
+
+
+@pytest.mark.obligation("LOCAL-0004/record_attempts_checks")
 @given(chain=eligible_chains())
 def test_record_attempts_checks_its_run_and_manifest(chain):
     """docs/adr/0004: the manifest must be the one the run opened with; the run must seal."""
