@@ -415,6 +415,13 @@ def _missing_relation_trace() -> SealedPracticeTrace:
 
 MR = _missing_relation_trace()
 
+
+def _opened_run_and_run_of_another_input(trace: SealedPracticeTrace) -> dict[str, Any]:
+    opened = resealed(trace.opened_run, input_digest=other_digest(trace.opened_run.input_digest))
+    run = resealed(trace.run_outcome, input_digest=opened.input_digest, opened_run_id=opened.run_id)
+    return {"opened_run": opened, "run_outcome": run}
+
+
 # Each re-sealed change and exactly the cross-identity rows it breaks (0007 step 3 table).
 CROSS = {
     "refused_case_with_a_direct_proof": (
@@ -505,6 +512,13 @@ CROSS = {
                 t.opened_run, input_digest=other_digest(t.opened_run.input_digest)
             )
         },
+        ("operator", "run"),
+    ),
+    "opened_run_and_run_of_another_input": (
+        # The run rebound to the opened run: only the opened run's input is out of place, so
+        # the run row must compare it with the search input, not order it.
+        DU,
+        _opened_run_and_run_of_another_input,
         ("operator", "run"),
     ),
     "replay_of_another_reconstruction": (
