@@ -1,6 +1,6 @@
 """Hypothesis strategies for the practice-loop kernel, and the independent identity oracle.
 
-Families, one module each: ``primitives`` (digests, versions, hostile text, spans),
+Families, one module each: ``primitives`` (digests, versions, hostile text and values, spans),
 ``frames`` (problem frames with knobs), ``chains`` (whole valid chains, a recipe per gate
 reason), ``registration`` (a strategy for every public kernel record, registered with
 ``st.register_type_strategy`` through Hypothesis's entry point), ``corruptions`` (valid chains
@@ -18,6 +18,7 @@ from .chains import FRAME_RECIPES, Chain, build_chain, chains, eligible_chains, 
 from .corruptions import CATALOGUE, Corruption, by_clause
 from .frames import ALL_ROLES, problem_frames
 from .primitives import (
+    Impostor,
     codes,
     digests,
     hostile_characters,
@@ -50,6 +51,7 @@ __all__ = [
     "Chain",
     "Corruption",
     "FRAME_RECIPES",
+    "Impostor",
     "LARGE_VALUES",
     "RUN_CONFIGURATIONS",
     "build_chain",

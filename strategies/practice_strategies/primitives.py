@@ -1,4 +1,4 @@
-"""Primitive strategies: digests, versions, codes, hostile text, and exact spans.
+"""Primitive strategies: digests, versions, codes, hostile text and values, and exact spans.
 
 Text is hostile on purpose: combining marks, astral characters, NUL and other control
 characters all appear in valid text; lone surrogates appear only in the malformed strategies,
@@ -59,6 +59,22 @@ HOSTILE_CHUNKS = (
 
 hostile_characters = st.characters(codec="utf-8")
 """Any code point UTF-8 can encode (surrogates excluded): controls, marks, astral included."""
+
+
+class _EqualsEveryClass(type):
+    def __eq__(cls, other: object) -> bool:
+        return True
+
+    def __ne__(cls, other: object) -> bool:
+        return False
+
+    __hash__ = type.__hash__
+
+
+class Impostor(metaclass=_EqualsEveryClass):
+    """A value whose class says it equals every class: ``type(value) == int`` holds and
+    ``type(value) is int`` does not. The kernel asks an input's type by identity, so it must
+    refuse an impostor as the wrong type, never take it for an int, a bool or a tuple."""
 
 
 def _with_hostile_chunk(max_size: int) -> st.SearchStrategy[str]:

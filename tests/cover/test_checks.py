@@ -35,6 +35,7 @@ from practice_loop.kernel.checks import (
     version_pairs,
 )
 from practice_loop.kernel.identity import MAX_SAFE_INT, MAX_TEXT_LENGTH
+from practice_strategies import Impostor
 
 
 class _Colour(enum.Enum):
@@ -110,6 +111,23 @@ CASES = [
     ("pairs-triple", version_pairs, (("a", "a.v1", "x"),), Defect.WRONG_TYPE),
     ("pairs-bad-version", version_pairs, (("a", "a"),), Defect.VERSION_MALFORMED),
     ("pairs-list", version_pairs, [("a", "a.v1")], Defect.SEQUENCE_NOT_TUPLE),
+    # A value whose class claims to equal every class: each check asks the type by identity.
+    ("non-negative-impostor", non_negative_int, Impostor(), Defect.WRONG_TYPE),
+    ("positive-impostor", positive_int, Impostor(), Defect.WRONG_TYPE),
+    ("flag-impostor", flag, Impostor(), Defect.WRONG_TYPE),
+    ("text-impostor", text, Impostor(), Defect.WRONG_TYPE),
+    ("label-impostor", label, Impostor(), Defect.WRONG_TYPE),
+    ("digest-impostor", digest, Impostor(), Defect.WRONG_TYPE),
+    ("version-impostor", version, Impostor(), Defect.WRONG_TYPE),
+    ("code-impostor", code, Impostor(), Defect.WRONG_TYPE),
+    ("exactly-impostor", exactly("a.v1"), Impostor(), Defect.WRONG_TYPE),
+    ("member-of-impostor", member_of(_Colour), Impostor(), Defect.WRONG_TYPE),
+    ("optional-impostor", optional(positive_int), Impostor(), Defect.WRONG_TYPE),
+    ("or-blank-impostor", or_blank(digest), Impostor(), Defect.WRONG_TYPE),
+    ("tuple-impostor", tuple_of(positive_int), Impostor(), Defect.SEQUENCE_NOT_TUPLE),
+    ("tuple-item-impostor", tuple_of(positive_int), (1, Impostor()), Defect.WRONG_TYPE),
+    ("pairs-impostor", version_pairs, Impostor(), Defect.SEQUENCE_NOT_TUPLE),
+    ("pairs-impostor-pair", version_pairs, (Impostor(),), Defect.WRONG_TYPE),
 ]
 
 

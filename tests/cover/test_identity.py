@@ -39,6 +39,7 @@ from practice_loop.kernel import (
 )
 from practice_loop.kernel.identity import (
     MAX_DEPTH,
+    MAX_DOCUMENT_BYTES,
     MAX_NODES,
     MAX_TEXT_LENGTH,
     _nesting_depth,
@@ -48,6 +49,7 @@ from practice_loop.kernel.record import Record, inspect_record
 from practice_loop.kernel.refusal import refuse
 from practice_loop.product.reader import ReaderRefusal, read_question
 from practice_strategies import (
+    Impostor,
     chains,
     codes,
     digests,
@@ -231,6 +233,7 @@ HOSTILE_VALUES = [
     pytest.param(object(), CanonicalReason.UNSUPPORTED_TYPE, id="object"),
     pytest.param(Plain.A, CanonicalReason.UNSUPPORTED_TYPE, id="plain-enum"),
     pytest.param(1j, CanonicalReason.UNSUPPORTED_TYPE, id="complex"),
+    pytest.param(Impostor(), CanonicalReason.UNSUPPORTED_TYPE, id="class-equal-to-every-class"),
     pytest.param({1: "a"}, CanonicalReason.KEY_NOT_STR, id="int-key"),
     pytest.param({None: "a"}, CanonicalReason.KEY_NOT_STR, id="none-key"),
     pytest.param({True: "a"}, CanonicalReason.KEY_NOT_STR, id="bool-key"),
@@ -468,6 +471,34 @@ def test_decode_refuses_very_deep_input_as_depth_exceeded(depth: int) -> None:
     # however deep it goes (and wherever in the call stack decoding happens).
     data = b"[" * depth + b"]" * depth
     assert decode_reason(data) is CanonicalReason.DEPTH_EXCEEDED
+
+
+def _document_of(size: int) -> list[str]:
+    """A list of ASCII strings, each inside the text cap, whose canonical bytes are ``size``
+    long: ``[`` and ``]``, two quotes per string and a comma between strings."""
+    count = -(-size // (MAX_TEXT_LENGTH + 3))
+    characters = size - 3 * count - 1
+    share, left = divmod(characters, count)
+    return ["a" * (share + (index < left)) for index in range(count)]
+
+
+@pytest.mark.obligation("LOCAL-0003/decode", "LOCAL-0003/caps")
+@pytest.mark.parametrize(
+    ("size", "refused"),
+    [(MAX_DOCUMENT_BYTES, False), (MAX_DOCUMENT_BYTES + 1, True)],
+    ids=["at-the-cap", "one-byte-past"],
+)
+def test_decode_reads_exactly_up_to_the_document_byte_cap(size: int, refused: bool) -> None:
+    """docs/adr/0003 "Reading bytes back": a canonical document of exactly
+    ``MAX_DOCUMENT_BYTES`` bytes decodes; one byte longer is SIZE_EXCEEDED before it is
+    parsed, though each of its strings is inside the text cap and its nodes inside theirs."""
+    payload = _document_of(size)
+    data = canonical_json(payload)
+    assert len(data) == size
+    if refused:
+        assert decode_reason(data) is CanonicalReason.SIZE_EXCEEDED
+    else:
+        assert decode_canonical(data) == payload
 
 
 def _depth_by_hand(text: str) -> int:

@@ -705,28 +705,65 @@ def _reconstruction_beside(
             return moved
 
 
+def _attempt_beside(result: CandidateOperatorResult, field: str, *, after: bool) -> dict:
+    """The result's fields with its attempt alone naming another attempt id, index or
+    candidate, sorting just after (or before) what the result and its reconstruction name;
+    the result and the reconstruction follow the attempt's new id wherever the field is not
+    the id itself."""
+    if field == "attempt_id":
+        others = neighbouring_digest(result.attempt_id, after=not after)
+        rebuilt = _rebuilt(result.reconstruction, attempt_id=others)
+        return fields_for_sealing(
+            result,
+            attempt_id=others,
+            candidate_reconstruction_digest=rebuilt.candidate_reconstruction_digest,
+            reconstruction=rebuilt,
+        )
+    step = 1 if after else -1
+    moved = (
+        {"attempt_index": result.attempt_index + step}
+        if field == "attempt_index"
+        else {"candidate_digest": neighbouring_digest(result.candidate_digest, after=after)}
+    )
+    attempt = CandidateAttempt.sealed(**fields_for_sealing(result.candidate_attempt, **moved))
+    rebuilt = _rebuilt(result.reconstruction, attempt_id=attempt.attempt_id)
+    return fields_for_sealing(
+        result,
+        attempt_id=attempt.attempt_id,
+        candidate_reconstruction_digest=rebuilt.candidate_reconstruction_digest,
+        candidate_attempt=attempt,
+        reconstruction=rebuilt,
+    )
+
+
+def _reconstruction_beside_in(result: CandidateOperatorResult, field: str, *, after: bool) -> dict:
+    """The result's fields with its reconstruction alone naming another attempt id, index or
+    candidate, sorting just after (or before) what the result and its attempt name."""
+    rebuilt = _reconstruction_beside(result.reconstruction, field, after=after)
+    assert getattr(rebuilt, field) != getattr(result, field)
+    return fields_for_sealing(
+        result,
+        candidate_reconstruction_digest=rebuilt.candidate_reconstruction_digest,
+        reconstruction=rebuilt,
+    )
+
+
 @pytest.mark.obligation("ADR-0231/17.19", "ADR-0228/16.10", "LOCAL-0008/outputs")
 @pytest.mark.parametrize("side", ["before", "after"])
 @pytest.mark.parametrize("field", ["attempt_id", "attempt_index", "candidate_digest"])
+@pytest.mark.parametrize("odd", ["attempt", "reconstruction"])
 @share(3)
 @given(ctx=contexts())
-def test_a_result_refuses_a_reconstruction_of_another_attempt_or_candidate(field, side, ctx):
-    """The attempt and the result agree; only the reconstruction names another attempt id,
-    index or candidate, once on each side of the true one. Each of the three bindings is a
-    chain (attempt == result == reconstruction), so only a change to its last link finds a
-    check that orders that link (the kernel mutation score's survivors at operators.py
-    ``==`` made ``<=`` and ``>=``, docs/adr/0015)."""
+def test_a_result_refuses_an_attempt_or_reconstruction_naming_another(odd, field, side, ctx):
+    """Two of the attempt, the result and the reconstruction agree; the third (the attempt or
+    the reconstruction) names another attempt id, index or candidate, once on each side of
+    theirs. Each of the three bindings is a chain (attempt == result == reconstruction), so
+    only a change to one end finds a check that orders the link at that end (the kernel
+    mutation score's survivors at operators.py ``==`` made ``<=`` and ``>=``, docs/adr/0015)."""
     result = _reindexed(_assert_result(propose(ctx)), 5)
-    rebuilt = _reconstruction_beside(result.reconstruction, field, after=side == "after")
-    assert getattr(rebuilt, field) != getattr(result, field)
+    beside = _attempt_beside if odd == "attempt" else _reconstruction_beside_in
     with pytest.raises(RecordError) as raised:
-        CandidateOperatorResult.sealed(
-            **fields_for_sealing(
-                result,
-                candidate_reconstruction_digest=rebuilt.candidate_reconstruction_digest,
-                reconstruction=rebuilt,
-            )
-        )
+        CandidateOperatorResult.sealed(**beside(result, field, after=side == "after"))
     assert raised.value.found.field == "candidate_attempt"
     assert raised.value.found.defect is Defect.INCONSISTENT_FIELDS
 

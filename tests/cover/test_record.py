@@ -3,6 +3,7 @@ field, and trust that lasts one call and belongs to the thread that opened it.""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import enum
 import threading
@@ -44,7 +45,7 @@ from practice_loop.kernel.record import (
     record_from_json,
 )
 from practice_loop.kernel.span import SourceSpan
-from practice_strategies import chains, problem_frames
+from practice_strategies import Impostor, chains, problem_frames
 
 
 def _record_classes() -> list[type]:
@@ -276,6 +277,25 @@ def test_a_value_its_check_admits_but_the_profile_refuses_is_refused_where_it_is
     assert inspect_record(plain, PlainLoose) is None
     with pytest.raises(CanonicalizationError):
         plain.canonical_bytes()
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Loose(Record):
+    """A kind whose one field's check admits any value, so only the encoders judge it."""
+
+    value: Annotated[object, _admits_anything]
+
+
+@pytest.mark.parametrize("value", [Impostor(), (1, Impostor())], ids=["field", "tuple-item"])
+def test_a_value_whose_class_claims_every_class_is_refused_by_both_encoders(value):
+    """Both encoders ask a value's type by identity: a value whose class says it equals every
+    class is refused as UNSUPPORTED_TYPE, inside a call and outside one, never written as
+    text, a bool or an int (a type compared with ``==`` would take it for each in turn)."""
+    record = _Loose(value)
+    for scope in (contextlib.nullcontext, trust_scope):
+        with scope(), pytest.raises(CanonicalizationError) as raised:
+            record.canonical_bytes()
+        assert raised.value.reason is CanonicalReason.UNSUPPORTED_TYPE, scope
 
 
 @pytest.mark.obligation("LOCAL-0013/one_encoder")

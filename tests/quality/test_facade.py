@@ -10,7 +10,7 @@ import practice_strategies
 
 EXPORTS = {
     # primitives
-    "codes", "digests", "hostile_characters", "labels", "malformed_digests",
+    "Impostor", "codes", "digests", "hostile_characters", "labels", "malformed_digests",
     "malformed_versions", "source_texts", "span_sequences", "span_texts", "spans", "spans_in",
     "texts_with_lone_surrogate", "versions",
     # frames and chains

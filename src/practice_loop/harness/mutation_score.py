@@ -104,21 +104,18 @@ ANNOTATION_REASON = (
     "annotation, which Python never evaluates in this module (from __future__ import "
     "annotations); the kernel evaluates only record fields' annotations (record.py, trace.py)"
 )
-# `is` and `==` agree when one side is a class: classes compare by identity, and no class the
-# kernel compares (records, enums, builtins) has a metaclass that defines __eq__.
+# `is` and `==` agree when one side is a member of a plain enum that the other side was checked
+# to be. Never by rule for `type(x) is X`: x's class may have a metaclass whose __eq__ says
+# yes to every class (practice_strategies.Impostor), so those mutants are judged.
 IDENTITY_AS_EQUALITY = frozenset(
     {"core/ReplaceComparisonOperator_Is_Eq", "core/ReplaceComparisonOperator_IsNot_NotEq"}
-)
-TYPE_IDENTITY_REASON = (
-    "`type(...) is X` made `==` (or `is not` made `!=`): classes compare by identity, and no "
-    "class the kernel compares has a metaclass that defines __eq__"
 )
 ENUM_FIELD_REASON = (
     "`record.field is Enum.MEMBER` made `==` (or `is not` made `!=`): every kernel field of that "
     "name is checked by member_of to be exactly a plain kernel enum (or None), whose == is "
     "identity, and every stage inspects a record before it reads a field (docs/adr/0003)"
 )
-RULE_REASONS = frozenset({ANNOTATION_REASON, TYPE_IDENTITY_REASON, ENUM_FIELD_REASON})
+RULE_REASONS = frozenset({ANNOTATION_REASON, ENUM_FIELD_REASON})
 _SHARD = re.compile(r"([1-9][0-9]*)/([1-9][0-9]*)")
 _EQUIVALENT_KEYS = frozenset({"file", "operator", "line", "column", "mutated", "reason"})
 
@@ -359,27 +356,6 @@ def _function_body_annotated(body: Sequence[ast.stmt]) -> list[ast.AnnAssign]:
     return sorted(found, key=lambda node: (node.lineno, node.col_offset))
 
 
-def type_identity_spans(source: str) -> list[Span]:
-    """Every ``type(...) is X`` or ``type(...) is not X`` (one comparison, either side)."""
-
-    def is_type_call(node: ast.expr) -> bool:
-        return (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name)
-            and node.func.id == "type"
-        )
-
-    found = [
-        node
-        for node in ast.walk(ast.parse(source))
-        if isinstance(node, ast.Compare)
-        and len(node.ops) == 1
-        and isinstance(node.ops[0], ast.Is | ast.IsNot)
-        and (is_type_call(node.left) or is_type_call(node.comparators[0]))
-    ]
-    return _spans_of(found, source.splitlines())
-
-
 @dataclasses.dataclass(frozen=True, slots=True)
 class EnumFields:
     """What the enum-field rule needs to know of the whole kernel."""
@@ -485,10 +461,6 @@ def equivalence_rules(
     it holds for (``None``: every operator) and the reason."""
     return [
         *((span, None, ANNOTATION_REASON) for span in annotation_spans(source)),
-        *(
-            (span, IDENTITY_AS_EQUALITY, TYPE_IDENTITY_REASON)
-            for span in type_identity_spans(source)
-        ),
         *(
             (span, IDENTITY_AS_EQUALITY, ENUM_FIELD_REASON)
             for span in enum_field_identity_spans(source, known)
