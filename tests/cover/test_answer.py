@@ -53,6 +53,7 @@ from practice_loop.kernel.answer import _only_one_binding_added
 from practice_loop.kernel.operators import candidate_digest_of
 from practice_strategies import (
     FRAME_RECIPES,
+    Impostor,
     fields_for_sealing,
     other_digest,
     problem_frames,
@@ -154,6 +155,7 @@ garbage = st.one_of(
     st.text(max_size=5),
     st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
     st.sampled_from([DU_REPLAY, RI_PROOF, DU_ASSESSMENT]),
+    st.builds(Impostor),
 )
 
 

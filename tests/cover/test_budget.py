@@ -52,6 +52,7 @@ from practice_loop.kernel.budget import (
 from practice_loop.kernel.gate import GATE_POLICIES
 from practice_strategies import (
     Chain,
+    Impostor,
     chains,
     codes,
     eligible_chains,
@@ -753,6 +754,7 @@ garbage = st.one_of(
     spans(),
     st.just(BudgetLimits(5, 2, 10, 1)),
     st.just(V1_ROWS[0]),
+    st.builds(Impostor),
 )
 
 

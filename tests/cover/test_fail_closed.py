@@ -28,7 +28,7 @@ from practice_loop.kernel import (
     project_residuals,
     record_attempts,
 )
-from practice_strategies import build_chain, tampered
+from practice_strategies import Impostor, build_chain, tampered
 
 
 class Hostile:
@@ -69,6 +69,7 @@ garbage = st.one_of(
     st.dictionaries(st.text(max_size=3), st.integers(), max_size=3),
     st.builds(Hostile),
     st.builds(StrSubclass, st.text()),
+    st.builds(Impostor),
 )
 
 CHAIN = build_chain(direction_unbound().frame)
@@ -173,9 +174,15 @@ def _outcomes(kind: str, broken: object) -> tuple[object, ...]:
     ],
 )
 def test_hostile_field_values_are_refused_not_raised(kind, field):
-    """Any field holding an object whose every operation raises is a typed refusal."""
+    """Any field holding an object whose every operation raises, or one whose class claims to
+    equal every class, is a typed refusal."""
     record = getattr(CHAIN, kind)
-    for result in _outcomes(kind, tampered(record, **{field: Hostile()})):
+    outcomes = [
+        result
+        for hostile in (Hostile(), Impostor())
+        for result in _outcomes(kind, tampered(record, **{field: hostile}))
+    ]
+    for result in outcomes:
         assert type(result) in {
             StageRefusal,
             SearchGateDecision,

@@ -48,6 +48,7 @@ from practice_strategies import (
     ALL_ROLES,
     FRAME_RECIPES,
     Chain,
+    Impostor,
     build_chain,
     chains,
     digests,
@@ -446,6 +447,7 @@ garbage = st.one_of(
     st.tuples(st.integers() | st.none() | st.text(max_size=4)),
     st.from_type(type),
     spans(),
+    st.builds(Impostor),
 )
 """Values of every shape but the right one; never an empty tuple (a valid residual set)."""
 

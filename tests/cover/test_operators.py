@@ -77,6 +77,7 @@ from practice_loop.kernel.search_run import search_input_for
 from practice_strategies import (
     ALL_ROLES,
     FRAME_RECIPES,
+    Impostor,
     build_chain,
     fields_for_sealing,
     neighbouring_digest,
@@ -1461,6 +1462,7 @@ garbage = st.one_of(
     st.booleans(),
     st.just(object()),
     st.sampled_from(sorted(RECORD_TYPES)).map(lambda name: object.__new__(RECORD_TYPES[name])),
+    st.builds(Impostor),
 )
 
 

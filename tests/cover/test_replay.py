@@ -38,6 +38,7 @@ from practice_loop.kernel.record import record_from_json
 from practice_loop.kernel.replay import apply_candidate
 from practice_strategies import (
     FRAME_RECIPES,
+    Impostor,
     build_chain,
     fields_for_sealing,
     neighbouring_digest,
@@ -330,7 +331,13 @@ def test_a_forged_refused_assessment_is_not_reproducible():
         assert outcome.reason_codes == ("assessment_not_reproducible",)
 
 
-garbage = st.one_of(st.none(), st.integers(), st.text(), st.dictionaries(st.text(), st.integers()))
+garbage = st.one_of(
+    st.none(),
+    st.integers(),
+    st.text(),
+    st.dictionaries(st.text(), st.integers()),
+    st.builds(Impostor),
+)
 
 
 @pytest.mark.obligation("LOCAL-0006/function", "ADR-0226/9.9")

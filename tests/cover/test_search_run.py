@@ -41,6 +41,7 @@ from practice_loop.kernel import (
 from practice_loop.kernel.search_run import REFUSAL_TABLE, search_input_for
 from practice_strategies import (
     Chain,
+    Impostor,
     build_chain,
     chains,
     digests,
@@ -523,6 +524,7 @@ garbage = st.one_of(
     st.dictionaries(st.text(), st.integers()),
     st.floats(allow_nan=True),
     st.booleans(),
+    st.builds(Impostor),
 )
 
 
