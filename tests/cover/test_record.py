@@ -7,6 +7,7 @@ import contextlib
 import dataclasses
 import enum
 import threading
+import typing
 from typing import Annotated, Any, ClassVar
 
 import pytest
@@ -29,6 +30,7 @@ from practice_loop.kernel import record as record_module
 from practice_loop.kernel import trust as trust_module
 from practice_loop.kernel.checks import (
     Defect,
+    RecordDefect,
     RecordError,
     digest,
     member_of,
@@ -45,7 +47,7 @@ from practice_loop.kernel.record import (
     record_from_json,
 )
 from practice_loop.kernel.span import SourceSpan
-from practice_strategies import Impostor, chains, problem_frames
+from practice_strategies import Impostor, chains, problem_frames, share
 
 
 def _record_classes() -> list[type]:
@@ -60,6 +62,86 @@ def _record_classes() -> list[type]:
 
 
 RECORD_CLASSES = _record_classes()
+
+
+# Tuple fields that must hold at least one item, kind by kind (docs/adr/0003, "Tuples that
+# must hold an item"): written here, not read from the kernel's declarations.
+NON_EMPTY_TUPLES = {
+    "AnswerRefusal": {"reason_codes"},
+    "CandidateOperatorPolicy": {
+        "allowed_candidate_organs",
+        "allowed_residual_codes",
+        "allowed_residual_kinds",
+        "determinism_requirements",
+        "forbidden_authority_paths",
+    },
+    "CandidateOperatorRefusal": {"reason_codes"},
+    "CandidateOperatorResult": {"reason_codes"},
+    "CandidateReconstruction": {"evidence_spans"},
+    "GeometricSearchRun": {"residual_ids"},
+    "OpenedSearchRun": {"residual_ids"},
+    "OperatorManifestRow": {
+        "allowed_candidate_organs",
+        "allowed_residual_codes",
+        "allowed_residual_kinds",
+        "forbidden_side_effects",
+        "input_obligations",
+        "ordering_key",
+        "replay_obligations",
+    },
+    "ProofRecord": {"obligations"},
+    "ReplayRefusal": {"reason_codes"},
+    "RoleBinding": {"evidence_spans"},
+    "SealedPracticeTrace": {"stage_digests"},
+    "SearchRunRefusal": {"reason_codes"},
+    "StageRefusal": {"reason_codes"},
+}
+
+
+def _tuple_fields(kind: type) -> list[str]:
+    hints = typing.get_type_hints(kind, include_extras=True)
+    return [
+        field.name
+        for field in dataclasses.fields(kind)
+        if typing.get_origin(typing.get_args(hints[field.name])[0]) is tuple
+    ]
+
+
+KERNEL_TUPLE_FIELDS = [
+    (kind, field)
+    for kind in RECORD_CLASSES
+    if kind.__module__.startswith("practice_loop.kernel.")
+    for field in _tuple_fields(kind)
+]
+
+
+def test_the_non_empty_table_names_only_tuple_fields_of_kernel_kinds():
+    named = {(kind.__name__, field) for kind, field in KERNEL_TUPLE_FIELDS}
+    table = {(kind, field) for kind, fields in NON_EMPTY_TUPLES.items() for field in fields}
+    assert table <= named, table - named
+
+
+@pytest.mark.parametrize(
+    ("kind", "field"),
+    KERNEL_TUPLE_FIELDS,
+    ids=[f"{kind.__name__}.{field}" for kind, field in KERNEL_TUPLE_FIELDS],
+)
+@share(10)
+@given(st.data())
+def test_a_tuple_field_is_refused_empty_exactly_where_our_schema_wants_an_item(kind, field, data):
+    """Emptied, a tuple field the table names is refused as SEQUENCE_EMPTY naming that field;
+    any other is not refused for being empty (it may still break a cross-check or the id).
+    The table is written from docs/adr/0003, not read from the kernel, so a field check that
+    stops (or starts) requiring an item fails here."""
+    record = data.draw(st.from_type(kind))
+    required = field in NON_EMPTY_TUPLES.get(kind.__name__, set())
+    try:
+        dataclasses.replace(record, **{field: ()})
+    except RecordError as error:
+        emptied = RecordDefect(kind.__name__, field, Defect.SEQUENCE_EMPTY)
+        assert (error.found == emptied) is required, error.found
+    else:
+        assert not required
 
 
 def _tree(record: object) -> list[Record]:
