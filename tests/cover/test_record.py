@@ -44,6 +44,7 @@ from practice_loop.kernel.record import (
     DecodeReason,
     Record,
     inspect_record,
+    nested,
     record_from_json,
 )
 from practice_loop.kernel.span import SourceSpan
@@ -457,6 +458,29 @@ def test_an_in_place_write_between_calls_is_seen():
     assert inspect_record(span, type(span)).defect is Defect.SPAN_LENGTH_MISMATCH
     with pytest.raises(Exception, match="span_length_mismatch"):
         sealed_trace_bytes(trace)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Holding(Record):
+    """A kind without an id holding a span: only the nested check can see the span's defect."""
+
+    span: Annotated[SourceSpan, nested(SourceSpan)]
+
+
+@pytest.mark.obligation("LOCAL-0013/trust_scoped")
+def test_a_nested_record_altered_in_place_is_refused_by_the_kind_holding_it():
+    """A record given as a field value is inspected in full unless this call already trusts
+    it: a span altered in place is refused with its own defect, inside a call and outside
+    one, never taken on its type alone (a kind without an id has no hash to catch it)."""
+    span = SourceSpan("ab", 0, 2, 0)
+    object.__setattr__(span, "text", "abc")
+    for scope in (contextlib.nullcontext, trust_scope):
+        with scope(), pytest.raises(RecordError) as raised:
+            _Holding(span)
+        found = raised.value.found
+        assert (found.field, found.defect) == ("span", Defect.SPAN_LENGTH_MISMATCH), scope
+    with trust_scope():
+        assert _Holding(SourceSpan("ab", 0, 2, 0)).span.text == "ab"
 
 
 @pytest.mark.obligation("LOCAL-0013/trust_scoped")
