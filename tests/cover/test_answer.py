@@ -195,9 +195,10 @@ def test_garbage_inside_replays_is_input_malformed(value):
 
 
 @pytest.mark.obligation("ADR-0226/9.9", "LOCAL-0008/answer_only_place")
-@pytest.mark.parametrize("replays", [[DU_REPLAY], DU_REPLAY, None, "replays"])
+@pytest.mark.parametrize("replays", [[DU_REPLAY], DU_REPLAY, None, "replays", Impostor()])
 def test_replays_that_are_not_a_tuple_are_input_malformed(replays):
-    """docs/adr/0003: sequences are exact tuples; a list of genuine replays is refused."""
+    """docs/adr/0003: sequences are exact tuples; a list of genuine replays is refused, and so
+    is a value whose class claims to equal every class (tuple among them)."""
     _refused(decide_answer(DU_FRAME, DU_ASSESSMENT, replays=replays), "input_malformed")
 
 

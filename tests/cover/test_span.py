@@ -17,7 +17,7 @@ from practice_loop.kernel.checks import Defect, RecordDefect
 from practice_loop.kernel.identity import MAX_SAFE_INT, MAX_TEXT_LENGTH
 from practice_loop.kernel.record import inspect_record
 from practice_loop.kernel.span import span_in_source
-from practice_strategies import tampered
+from practice_strategies import Impostor, tampered
 
 _TEXTS = st.text(st.characters(exclude_categories=["Cs"]), min_size=1, max_size=8)
 
@@ -106,6 +106,11 @@ DEFECTS = [
     ("start-bool", {"start": True}, "start", Defect.BOOL_NOT_INT),
     ("end-float", {"end": 5.0}, "end", Defect.FLOAT_NOT_INT),
     ("text-bytes", {"text": b"ab"}, "text", Defect.WRONG_TYPE),
+    # A value whose class claims to equal every class: the fast path asks types by identity.
+    ("text-impostor", {"text": Impostor()}, "text", Defect.WRONG_TYPE),
+    ("start-impostor", {"start": Impostor()}, "start", Defect.WRONG_TYPE),
+    ("end-impostor", {"end": Impostor()}, "end", Defect.WRONG_TYPE),
+    ("index-impostor", {"sentence_index": Impostor()}, "sentence_index", Defect.WRONG_TYPE),
     ("text-lone-surrogate", {"text": "a\ud800"}, "text", Defect.TEXT_LONE_SURROGATE),
     (
         "text-too-long",
