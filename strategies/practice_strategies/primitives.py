@@ -74,7 +74,11 @@ class _EqualsEveryClass(type):
 class Impostor(metaclass=_EqualsEveryClass):
     """A value whose class says it equals every class: ``type(value) == int`` holds and
     ``type(value) is int`` does not. The kernel asks an input's type by identity, so it must
-    refuse an impostor as the wrong type, never take it for an int, a bool or a tuple."""
+    refuse an impostor as the wrong type, never take it for an int, a bool or a tuple, and
+    never read the ``attributes`` it is given (``Impostor(version="compute_budget.v1")``)."""
+
+    def __init__(self, **attributes: object) -> None:
+        self.__dict__.update(attributes)
 
 
 def _with_hostile_chunk(max_size: int) -> st.SearchStrategy[str]:

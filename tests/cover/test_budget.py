@@ -656,6 +656,7 @@ UNSUPPORTED_POLICIES = [
     pytest.param({"version": "compute_budget.v1", "rows": []}, "", id="dict"),
     pytest.param("compute_budget.v1", "", id="version_string"),
     pytest.param(V1_ROWS, "", id="bare_rows"),
+    pytest.param(Impostor(version="compute_budget.v1"), "", id="class_equal_to_every_class"),
 ]
 
 

@@ -874,6 +874,7 @@ _UNREGISTERED = {
         UNREGISTERED_GATE_VERSION,
     ),
     "not-a-policy": (SimpleNamespace(version="search_gate.v9"), ""),  # nothing is read of it
+    "class-equal-to-every-class": (Impostor(version="search_gate.v9"), ""),
     "policy-without-version": (SearchGatePolicy.__new__(SearchGatePolicy), ""),
     "policy-with-a-malformed-version": (_policy_claiming("search gate two"), ""),
 }

@@ -47,7 +47,15 @@ from practice_loop.kernel.gate import (
     gate_reason_under,
     search_gate_reason,
 )
-from practice_strategies import Chain, chains, fields_for_sealing, oracle, share, tampered
+from practice_strategies import (
+    Chain,
+    Impostor,
+    chains,
+    fields_for_sealing,
+    oracle,
+    share,
+    tampered,
+)
 
 # search_gate.v1's canonical identity, written out: it moves only with a new version.
 V1_POLICY_ID = "8a87867cc471ebe3a2273dab28462daf95a8443d74ddb7f4c295031b25988b5f"
@@ -387,6 +395,20 @@ def test_a_registered_candidate_moves_eligible_identities(data):
         chain.budget.max_steps,
     )
     assert budget.budget_id != chain.budget.budget_id
+
+
+@share(10)
+@given(chain=chains(GateReason.MULTIPLE_RESIDUALS))
+def test_a_decision_naming_its_policy_by_a_non_string_is_the_wrong_type(chain):
+    """A decision's policy version is a registered version's string: a value whose class
+    claims to equal every class (str among them) is WRONG_TYPE, not a malformed version."""
+    gate = decide_search_gate(chain.assessment, chain.residuals)
+    fields = fields_for_sealing(gate, policy_version=Impostor())
+    assert _refusal(lambda: SearchGateDecision.sealed(**fields)) == (
+        "SearchGateDecision",
+        "policy_version",
+        Defect.WRONG_TYPE,
+    )
 
 
 @share(10)
