@@ -369,7 +369,15 @@ class _Loose(Record):
     value: Annotated[object, _admits_anything]
 
 
-@pytest.mark.parametrize("value", [Impostor(), (1, Impostor())], ids=["field", "tuple-item"])
+class _Claimed(enum.Enum):
+    """An enum whose one member's value is an Impostor: the encoder asks its type too."""
+
+    ONLY = Impostor()
+
+
+@pytest.mark.parametrize(
+    "value", [Impostor(), (1, Impostor()), _Claimed.ONLY], ids=["field", "tuple-item", "enum-value"]
+)
 def test_a_value_whose_class_claims_every_class_is_refused_by_both_encoders(value):
     """Both encoders ask a value's type by identity: a value whose class says it equals every
     class is refused as UNSUPPORTED_TYPE, inside a call and outside one, never written as
@@ -670,6 +678,40 @@ def test_a_case_under_an_altered_constant_is_judged_by_its_new_content():
     assert altered.gate_decision.reason_code == "gate_unassessable_policy_unsupported"
     assert altered.trace_id != genuine_trace.trace_id
     assert practice_case(frame).trace_id == genuine_trace.trace_id
+
+
+@pytest.mark.parametrize(
+    ("path", "reason", "where"),
+    [
+        ((), DecodeReason.EXPECTED_OBJECT, "SealedPracticeTrace"),
+        (("outcome",), DecodeReason.NO_UNION_MEMBER_FITS, "SealedPracticeTrace.outcome"),
+        (("stage_digests",), DecodeReason.EXPECTED_LIST, "SealedPracticeTrace.stage_digests"),
+        (
+            ("gate_decision", "status"),
+            DecodeReason.EXPECTED_ENUM_VALUE,
+            "SearchGateDecision.status",
+        ),
+        (("frame", "source_text"), DecodeReason.WRONG_TYPE, "ProblemFrame.source_text"),
+    ],
+    ids=["whole", "union", "tuple", "enum", "text"],
+)
+def test_a_decoded_value_whose_class_claims_every_class_is_refused_with_its_reason(
+    path, reason, where
+):
+    """``record_from_json`` asks each value's type by identity: an Impostor where an object, a
+    union of records, a list, an enum value or a string belongs is a DecodeError with that
+    place's reason, never read as the type it claims to be."""
+    payload: Any = practice_case(shipped_examples()[0].frame).to_json()
+    if path:
+        holder = payload
+        for key in path[:-1]:
+            holder = holder[key]
+        holder[path[-1]] = Impostor()
+    else:
+        payload = Impostor()
+    with pytest.raises(DecodeError) as refused:
+        record_from_json(SealedPracticeTrace, payload)
+    assert (refused.value.reason, refused.value.where) == (reason, where)
 
 
 def test_a_decoded_object_with_other_fields_names_exactly_the_fields_that_differ():
