@@ -40,6 +40,7 @@ from practice_loop.kernel import (
 from practice_loop.kernel.residual import RESIDUAL_KIND_BY_BLOCKER, residual_kind_for
 from practice_strategies import (
     FRAME_RECIPES,
+    Impostor,
     digests,
     oracle,
     problem_frames,
@@ -386,6 +387,7 @@ def test_kind_must_agree_with_code(blocker_code: BlockerCode, kind: ResidualKind
     [
         ("residual_code", "made_up_code", Defect.UNKNOWN_ENUM_VALUE),
         ("residual_code", BlockerCode.UNIT_MISMATCH, Defect.WRONG_TYPE),
+        ("residual_code", Impostor(), Defect.WRONG_TYPE),
         ("blocker_index", -1, Defect.NEGATIVE_VALUE),
         ("blocker_index", True, Defect.BOOL_NOT_INT),
         ("kind", "missing_relation", Defect.UNKNOWN_ENUM_VALUE),
