@@ -19,6 +19,7 @@ from .corruptions import CATALOGUE, Corruption, by_clause
 from .frames import ALL_ROLES, problem_frames
 from .primitives import (
     Impostor,
+    RaisingImpostor,
     codes,
     digests,
     hostile_characters,
@@ -54,6 +55,7 @@ __all__ = [
     "Impostor",
     "LARGE_VALUES",
     "RUN_CONFIGURATIONS",
+    "RaisingImpostor",
     "build_chain",
     "by_clause",
     "chains",

@@ -81,6 +81,17 @@ class Impostor(metaclass=_EqualsEveryClass):
         self.__dict__.update(attributes)
 
 
+class RaisingImpostor(Impostor):
+    """An Impostor that raises when it is compared or hashed: whatever asks its type by
+    ``==`` and goes on to compare or look it up fails loudly instead of refusing it."""
+
+    def __eq__(self, other: object) -> bool:
+        raise RuntimeError("compared")
+
+    def __hash__(self) -> int:
+        raise RuntimeError("hashed")
+
+
 def _with_hostile_chunk(max_size: int) -> st.SearchStrategy[str]:
     # Drawing characters one by one from a mixed alphabet is slow; plain ``characters`` text
     # with one hostile chunk spliced in at a drawn position keeps every hostile family in play.

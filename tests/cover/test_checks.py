@@ -23,6 +23,8 @@ from practice_loop.kernel.checks import (
     digest,
     exactly,
     flag,
+    is_digest,
+    is_version,
     label,
     member_of,
     non_negative_int,
@@ -35,7 +37,7 @@ from practice_loop.kernel.checks import (
     version_pairs,
 )
 from practice_loop.kernel.identity import MAX_SAFE_INT, MAX_TEXT_LENGTH
-from practice_strategies import Impostor
+from practice_strategies import Impostor, RaisingImpostor
 
 
 class _Colour(enum.Enum):
@@ -124,11 +126,20 @@ CASES = [
     ("member-of-impostor", member_of(_Colour), Impostor(), Defect.WRONG_TYPE),
     ("optional-impostor", optional(positive_int), Impostor(), Defect.WRONG_TYPE),
     ("or-blank-impostor", or_blank(digest), Impostor(), Defect.WRONG_TYPE),
+    ("or-blank-raising-impostor", or_blank(digest), RaisingImpostor(), Defect.WRONG_TYPE),
     ("tuple-impostor", tuple_of(positive_int), Impostor(), Defect.SEQUENCE_NOT_TUPLE),
     ("tuple-item-impostor", tuple_of(positive_int), (1, Impostor()), Defect.WRONG_TYPE),
     ("pairs-impostor", version_pairs, Impostor(), Defect.SEQUENCE_NOT_TUPLE),
     ("pairs-impostor-pair", version_pairs, (Impostor(),), Defect.WRONG_TYPE),
 ]
+
+
+@pytest.mark.parametrize("value", [Impostor(), RaisingImpostor(), b"0" * 64, None])
+def test_is_digest_and_is_version_are_false_for_anything_but_a_string(value):
+    """The public predicates ask the type by identity before matching: a value whose class
+    claims to be str is neither a digest nor a version (and is never matched)."""
+    assert is_digest(value) is False
+    assert is_version(value) is False
 
 
 @pytest.mark.parametrize(

@@ -42,6 +42,7 @@ from practice_loop.kernel.search_run import REFUSAL_TABLE, search_input_for
 from practice_strategies import (
     Chain,
     Impostor,
+    RaisingImpostor,
     build_chain,
     chains,
     digests,
@@ -428,17 +429,6 @@ def test_unsupported_budget_policy_version(chain):
     _assert_refused(_refusal_of(chain, budget_decision=budget), R.BUDGET_POLICY_VERSION_UNSUPPORTED)
 
 
-class _RaisingImpostor(Impostor):
-    """An Impostor that raises when it is compared or hashed: a version must be known to be a
-    string before it is looked up."""
-
-    def __eq__(self, other: object) -> bool:
-        raise RuntimeError("compared")
-
-    def __hash__(self) -> int:
-        raise RuntimeError("hashed")
-
-
 # The gate and budget versions are unregistered ones, so never the records' own.
 INPUT_CORRUPTIONS = [
     ("run_policy_version", "geometric_search_run.v9", R.RUN_POLICY_VERSION_UNSUPPORTED),
@@ -456,21 +446,28 @@ INPUT_CORRUPTIONS = [
     ("budget_id", "NOT-A-DIGEST", R.INPUT_MALFORMED),
     ("residual_ids", ["7" * 64], R.INPUT_MALFORMED),
     ("run_policy_version", 1, R.RUN_POLICY_VERSION_UNSUPPORTED),
-    ("run_policy_version", _RaisingImpostor(), R.RUN_POLICY_VERSION_UNSUPPORTED),
-    ("schema_version", _RaisingImpostor(), R.SCHEMA_VERSION_UNSUPPORTED),
+    ("run_policy_version", RaisingImpostor(), R.RUN_POLICY_VERSION_UNSUPPORTED),
+    ("schema_version", RaisingImpostor(), R.SCHEMA_VERSION_UNSUPPORTED),
 ]
 
 
 @share(5)
 @given(chain=eligible_chains())
-def test_an_input_whose_class_claims_every_class_is_malformed_and_never_read(chain):
-    """ADR-0228 §16 row 3: an input that is not a GeometricSearchInput is INPUT_MALFORMED, and
-    the refusal names no run policy version read from it, though its class claims to be that
-    one and it holds a supported version."""
+def test_arguments_whose_class_claims_every_class_are_malformed_and_never_read(chain):
+    """ADR-0228 §16: an input, a budget or an attempt tuple that is not of its kind is that
+    argument's malformed refusal, though its class claims to be the kind and it holds what
+    the kind would hold (a supported run version, a negative limit): nothing is read of it."""
     impostor = Impostor(run_policy_version=chain.search_input.run_policy_version)
     refusal = _refusal_of(chain, search_input=impostor)
     _assert_refused(refusal, R.INPUT_MALFORMED)
     assert refusal.run_policy_version == ""
+    _assert_refused(
+        _refusal_of(chain, budget_decision=Impostor(max_candidates=-1)), R.BUDGET_MALFORMED
+    )
+    manifest = _manifest()
+    outcome = record_attempts(_opened(chain, manifest), manifest, Impostor())
+    assert type(outcome) is SearchRunRefusal
+    assert outcome.reason_codes[0] == R.ATTEMPTS_MALFORMED.value
 
 
 @pytest.mark.obligation(

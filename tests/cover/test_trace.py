@@ -33,6 +33,7 @@ from practice_loop.kernel import (
     CandidateReconstruction,
     ComputeBudgetDecision,
     ComputeBudgetPolicy,
+    Defect,
     GateReason,
     GeometricSearchRun,
     ProofGatedAnswer,
@@ -70,6 +71,8 @@ from practice_loop.kernel.trace import (
 )
 from practice_strategies import (
     FRAME_RECIPES,
+    Impostor,
+    RaisingImpostor,
     fields_for_sealing,
     neighbouring_digest,
     oracle,
@@ -280,6 +283,15 @@ def _resealed_trace(trace: SealedPracticeTrace, **changes: Any) -> SealedPractic
     check can catch it."""
     changed = tampered(trace, **changes)
     return resealed(changed, stage_digests=stage_digests_of(changed))
+
+
+@pytest.mark.parametrize("entry", [Impostor(), RaisingImpostor()], ids=["impostor", "raising"])
+def test_a_stage_digest_entry_whose_class_claims_every_class_is_the_wrong_type(entry):
+    """A stage digest entry is an exact (stage, digest) tuple: an entry whose class claims to
+    be tuple is WRONG_TYPE, never measured or compared."""
+    found = tampered(DU, stage_digests=(entry, *DU.stage_digests[1:])).find_defect()
+    assert found is not None
+    assert (found.field, found.defect) == ("stage_digests", Defect.WRONG_TYPE)
 
 
 @pytest.mark.obligation("LOCAL-0007/verify_structure", "ADR-0226/9.11", "ADR-0226/9.16")

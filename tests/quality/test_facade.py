@@ -10,9 +10,9 @@ import practice_strategies
 
 EXPORTS = {
     # primitives
-    "Impostor", "codes", "digests", "hostile_characters", "labels", "malformed_digests",
-    "malformed_versions", "source_texts", "span_sequences", "span_texts", "spans", "spans_in",
-    "texts_with_lone_surrogate", "versions",
+    "Impostor", "RaisingImpostor", "codes", "digests", "hostile_characters", "labels",
+    "malformed_digests", "malformed_versions", "source_texts", "span_sequences", "span_texts",
+    "spans", "spans_in", "texts_with_lone_surrogate", "versions",
     # frames and chains
     "ALL_ROLES", "problem_frames", "FRAME_RECIPES", "Chain", "build_chain", "chains",
     "eligible_chains", "run_outcome",
