@@ -337,6 +337,13 @@ def _admits_anything(value: object) -> Defect | None:
     return None
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Loose(Record):
+    """A kind whose one field's check admits any value, so only the encoders judge it."""
+
+    value: Annotated[object, _admits_anything]
+
+
 @pytest.mark.obligation("LOCAL-0013/fields_declared_once")
 def test_a_value_its_check_admits_but_the_profile_refuses_is_refused_where_it_is_hashed():
     """A sealed kind is hashed when it is validated, so a value outside the profile makes it
@@ -349,24 +356,13 @@ def test_a_value_its_check_admits_but_the_profile_refuses_is_refused_where_it_is
 
         ID_FIELD: ClassVar = "loose_id"
 
-    @dataclasses.dataclass(frozen=True, slots=True)
-    class PlainLoose(Record):
-        value: Annotated[object, _admits_anything]
-
     with pytest.raises(RecordError, match=r"SealedLoose\.\$: not_canonical"):
         SealedLoose("0" * 64, 1.5)
     assert SealedLoose.sealed(value=1).value == 1
-    plain = PlainLoose(1.5)
-    assert inspect_record(plain, PlainLoose) is None
+    plain = _Loose(1.5)
+    assert inspect_record(plain, _Loose) is None
     with pytest.raises(CanonicalizationError):
         plain.canonical_bytes()
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class _Loose(Record):
-    """A kind whose one field's check admits any value, so only the encoders judge it."""
-
-    value: Annotated[object, _admits_anything]
 
 
 class _Claimed(enum.Enum):
