@@ -273,8 +273,8 @@ class Record:
     _FIELDS: ClassVar[tuple[str, ...]] = ()
     _FIELD_VALUES: ClassVar[typing.Callable[[Any], tuple[object, ...]]]  # in declaration order
     _KEYS: ClassVar[tuple[tuple[str, bytes], ...]] = ()  # names and their key bytes, sorted
-    _PROSE_AT: ClassVar[int] = -1  # where ``explanation`` is in ``_KEYS``, if anywhere
-    _ID_AT: ClassVar[tuple[int, bytes]] = (-1, b"")  # where the id is in ``_KEYS``, its key
+    _PROSE_AT: ClassVar[int]  # where ``explanation`` is in ``_KEYS``, or -1
+    _ID_AT: ClassVar[tuple[int, bytes]]  # where the id is in ``_KEYS``, its key (if an id)
     _IDENTITY_DROPS: ClassVar[frozenset[int]] = frozenset()  # what the identity leaves out
     _DECLARED_EXCLUDED: ClassVar[frozenset[str]] = frozenset()  # what ``_IDENTITY_DROPS`` holds
     _DEFAULTS: ClassVar[tuple[tuple[str, object], ...]] = ()
