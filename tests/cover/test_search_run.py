@@ -980,8 +980,8 @@ def test_the_accounting_balances_only_under_a_parallelism_ceiling_of_one(ceiling
 def test_the_accounting_compares_counts_by_value_not_by_object():
     """ADR-0228 §9's equations hold between equal counts that are distinct objects: a policy
     may grant depths and steps past CPython's cached small ints (up to 256), and a decoded
-    record holds its own int objects. The kernel mutation score's survivor `==` made `is` in
-    the depth equation (docs/adr/0015)."""
+    record holds its own int objects. The kernel mutation score's survivors `==` made `is` in
+    the depth equation and in the count of attempts (docs/adr/0015)."""
     from practice_loop.kernel.search_run import accounting_balances
 
     depth, steps = int("300"), int("700")
@@ -990,6 +990,12 @@ def test_the_accounting_compares_counts_by_value_not_by_object():
     assert consumed.depth_reached is not charges[0][2] and consumed.steps_used is not charges[0][1]
     assert accounting_balances(consumed, charges)
     assert not accounting_balances(consumed, ((1, int("700"), int("299")),))
+    # 300 attempts of one candidate each: the count of attempts and the sum of their charges
+    # are ints built apart from the record's, so `==` made `is` in either equation fails here.
+    many = int("300")
+    consumed = BudgetConsumed(many, int("400"), 1, 2, many, int("900"), 1, 1, False)
+    assert accounting_balances(consumed, ((1, 1, 1),) * 300)
+    assert not accounting_balances(consumed, ((1, 1, 1),) * 299)
 
 
 @pytest.mark.obligation("LOCAL-0004/v1_inert")
