@@ -86,13 +86,19 @@ def planted(bug: Bug, source: str) -> str:
 
 
 def plant_copy(bugs: list[Bug], target: Path) -> Path:
-    """A copy of this checkout (what git tracks or would track) with ``bugs`` planted."""
+    """A copy of this checkout (what git tracks or would track) with ``bugs`` planted, made a
+    git repository whose one commit is the planted tree: the suite has tests that clone the
+    checkout or compare the kernel with HEAD, and in a bare copy they fail on any tree, so
+    ``missed`` would count them as catching a bug."""
     from practice_loop.harness.mutants import checkout_files, make_copy
 
     make_copy(ROOT, checkout_files(ROOT), target)
     for bug in bugs:
         path = target / bug.file
         path.write_text(planted(bug, path.read_text(encoding="utf-8")), encoding="utf-8")
+    author = ["-c", "user.name=bench_fuzz", "-c", "user.email=bench_fuzz@localhost"]
+    for command in (["init", "-q"], ["add", "-A"], [*author, "commit", "-q", "-m", "planted"]):
+        subprocess.run(["git", *command], cwd=target, check=True, capture_output=True)
     return target
 
 

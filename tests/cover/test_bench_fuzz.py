@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -88,3 +89,21 @@ def test_time_to_find_is_when_the_campaign_first_knew():
     }
     assert bench_fuzz.time_to_find(rounds) == 31.0  # the end of round 2
     assert bench_fuzz.time_to_find(rounds | {"tests": [{"failures": []}]}) is None
+
+
+def test_a_planted_copy_is_a_clean_git_checkout_of_the_planted_tree(tmp_path):
+    """The suite has tests that clone the checkout or compare its kernel with HEAD; in a copy
+    that is not a git repository they fail with no bug planted, and ``missed`` counted them as
+    catching one. The copy is a repository whose HEAD is the planted tree, with nothing
+    uncommitted."""
+    if os.environ.get("PRACTICE_LOOP_MUTANT"):
+        pytest.skip("run under a mutant or a planted bug: its own edit site is gone by design")
+    bug = bench_fuzz.load_bugs()[0]
+    copy = bench_fuzz.plant_copy([bug], tmp_path / "copy")
+
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", *args], cwd=copy, capture_output=True, text=True, check=True)
+        return done.stdout
+
+    assert git("status", "--porcelain") == ""
+    assert bug.replace in git("show", f"HEAD:{bug.file}")
